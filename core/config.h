@@ -1,0 +1,108 @@
+// The experiment config: JSON <-> structs, with validation.
+//
+// This is an interchange contract (other tools write these files): the keys below are exactly
+// the JSON keys. Unknown keys, wrong types and impossible values are errors whose message names
+// the file (when loaded from one) and the key path, e.g.
+//   "base.json: model.heads: d_model 512 is not divisible by heads 7".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend.h"
+
+namespace trepro {
+
+enum class NormPlacement { post, pre };  // model.norm: "post" | "pre"
+enum class Architecture { encoder_decoder, decoder_only, encoder_only };
+enum class ScheduleKind { noam, constant, inverse_sqrt };
+
+struct ModelConfig {
+  Architecture architecture = Architecture::encoder_decoder;  // "encoder_decoder" | "decoder_only" | "encoder_only"
+  std::int64_t vocab_size = 0;                                 // required, >= 2
+  std::int64_t d_model = 512;
+  std::int64_t heads = 8;                                      // d_model % heads == 0
+  std::int64_t encoder_layers = 6;                             // >= 1 unless decoder_only (then 0)
+  std::int64_t decoder_layers = 6;                             // >= 1 unless encoder_only (then 0)
+  std::int64_t d_ff = 2048;
+  NormPlacement norm = NormPlacement::post;                    // "post" | "pre"
+  NormKind norm_kind = NormKind::layer;                        // "layernorm" | "rmsnorm"
+  Activation activation = Activation::relu;                    // "relu" | "gelu" | "gelu_tanh" | "swiglu"
+  bool swiglu = false;                                         // true when activation is "swiglu"
+  Positional positional = Positional::sinusoidal;              // "sinusoidal" | "learned" | "rope"
+  std::int64_t max_len = 256;                                  // positions 0 .. max_len-1
+  bool tie_embeddings = true;
+  double dropout = 0.1;                                        // [0, 1)
+  double attention_dropout = 0.0;                              // [0, 1), off in the paper
+  double layer_norm_eps = 1e-5;                                // > 0
+  std::int64_t pad_id = 0;                                     // in [0, vocab_size)
+
+  std::int64_t d_head() const { return d_model / heads; }
+};
+
+struct OptimizerConfig {
+  double lr = 5e-4;  // peak rate for "constant" and "inverse_sqrt"; unused by "noam"
+  double beta1 = 0.9;
+  double beta2 = 0.98;
+  double eps = 1e-9;
+};
+
+struct ScheduleConfig {
+  ScheduleKind kind = ScheduleKind::noam;
+  std::int64_t warmup = 4000;  // >= 1 for noam and inverse_sqrt
+  double factor = 1.0;         // multiplies the noam rate
+};
+
+struct TrainConfig {
+  double label_smoothing = 0.1;                            // [0, 1)
+  SmoothingForm label_smoothing_form = SmoothingForm::uniform;  // "uniform" | "fairseq"
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  std::uint64_t seed = 1;
+  // Batching: pairs bucketed by length and packed to max_tokens (source or target, whichever is
+  // larger); update_freq batches are accumulated into one optimizer step.
+  std::int64_t max_tokens = 4096;
+  std::int64_t update_freq = 1;
+  std::int64_t max_steps = 1000;
+};
+
+struct Config {
+  ModelConfig model;
+  TrainConfig train;
+};
+
+// Parses and validates; `source` names the file (or "<string>") in error messages.
+// Throws ConfigError.
+Config config_from_json(const nlohmann::json& json, const std::string& source);
+Config load_config(const std::string& path);
+nlohmann::json config_to_json(const Config& config);
+// Writes atomically (temporary file, fsync, rename).
+void save_config(const Config& config, const std::string& path);
+// Throws ConfigError when the values are inconsistent (used by config_from_json and by code
+// that builds a Config by hand).
+void validate(const Config& config, const std::string& source);
+// sha256 of the canonical JSON (sorted keys, no whitespace): the config hash in reports.
+std::string config_hash(const Config& config);
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The learning rate at `step` (counted from 1; step 0 throws std::invalid_argument):
+//   noam:         factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+//   inverse_sqrt: lr * min(step / warmup, sqrt(warmup / step))      (fairseq)
+//   constant:     lr
+double learning_rate(const Config& config, std::int64_t step);
+
+// Names of enum values as they appear in JSON.
+std::string to_string(NormPlacement v);
+std::string to_string(Architecture v);
+std::string to_string(ScheduleKind v);
+std::string to_string(NormKind v);
+std::string to_string(Activation v, bool swiglu);
+std::string to_string(Positional v);
+std::string to_string(SmoothingForm v);
+
+}  // namespace trepro

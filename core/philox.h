@@ -1,0 +1,47 @@
+// Counter-based randomness for dropout and initialisation: Philox 4x32-10 (Salmon et al. 2011,
+// the generator cuRAND and PyTorch use), from Random123.
+//
+// A draw is a pure function of (seed, stream, site, element): no generator state is carried,
+// so every backend and every thread draws the same value for the same element, and a resumed
+// run continues bit-identically. `stream` is the training step (or forward call) counter;
+// `site` names the place in the model (see model/dropout_sites.h).
+#pragma once
+
+#include <cstdint>
+
+#include <Random123/philox.h>
+
+#include "core/host_device.h"
+
+namespace trepro {
+
+struct PhiloxKey {
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+  std::uint32_t site = 0;
+};
+
+// Four 32-bit words for the block of elements [4*block, 4*block + 4).
+TR_HOST_DEVICE inline r123::Philox4x32::ctr_type philox_block(const PhiloxKey& key, std::uint64_t block) {
+  r123::Philox4x32 rng;
+  r123::Philox4x32::ctr_type ctr = {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
+                                     key.site, static_cast<std::uint32_t>(key.stream)}};
+  r123::Philox4x32::key_type k = {{static_cast<std::uint32_t>(key.seed ^ (key.stream >> 32) * 0x9E3779B9u),
+                                   static_cast<std::uint32_t>(key.seed >> 32)}};
+  return rng(ctr, k);
+}
+
+// Uniform in [0, 1) with 24 random bits: exactly representable in float and double alike, so a
+// float and a double backend compare it against p identically.
+TR_HOST_DEVICE inline double philox_uniform(const PhiloxKey& key, std::uint64_t element) {
+  auto r = philox_block(key, element >> 2);
+  std::uint32_t word = r.v[element & 3u];
+  return static_cast<double>(word >> 8) * (1.0 / 16777216.0);
+}
+
+// Dropout keeps element `element` with probability 1 - p.
+TR_HOST_DEVICE inline bool dropout_keep(const PhiloxKey& key, double p, std::uint64_t element) {
+  return philox_uniform(key, element) >= p;
+}
+
+}  // namespace trepro

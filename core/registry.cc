@@ -1,0 +1,33 @@
+#include "core/registry.h"
+
+#include <stdexcept>
+
+#include "reference/reference_backend.h"
+
+namespace trepro {
+
+std::vector<BackendInfo> available_backends() {
+  return {
+      {"reference-f32", DType::f32, "Eigen reference, float32",
+       [] { return make_reference_backend(DType::f32); }},
+      {"reference-f64", DType::f64, "Eigen reference, float64 (the ground truth)",
+       [] { return make_reference_backend(DType::f64); }},
+  };
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  std::string names;
+  for (const BackendInfo& info : available_backends()) {
+    if (info.name == name) return info.create();
+    names += (names.empty() ? "" : ", ") + info.name;
+  }
+  throw std::invalid_argument("unknown backend \"" + name + "\": available are " + names);
+}
+
+std::unique_ptr<Backend> make_reference_backend(DType dtype) {
+  if (dtype == DType::f32) return std::make_unique<reference::ReferenceBackend<float>>();
+  if (dtype == DType::f64) return std::make_unique<reference::ReferenceBackend<double>>();
+  throw std::invalid_argument("the reference backend is float32 or float64, not " + std::string(dtype_name(dtype)));
+}
+
+}  // namespace trepro

@@ -1,0 +1,27 @@
+// The backends this build and this machine can run: the reference in float and double, the
+// optimized CPU backend once per compiled SIMD target, CUDA when built and a device is present.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace trepro {
+
+struct BackendInfo {
+  std::string name;         // Backend::name() of what `create` returns
+  DType dtype;              // its floating dtype
+  std::string description;  // one line for `trepro backends`
+  std::function<std::unique_ptr<Backend>()> create;
+};
+
+std::vector<BackendInfo> available_backends();
+// Throws std::invalid_argument listing the available names when `name` is not one of them.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+// The reference backend for a dtype: the ground truth in tests and the CLI's default.
+std::unique_ptr<Backend> make_reference_backend(DType dtype);
+
+}  // namespace trepro
