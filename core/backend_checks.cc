@@ -33,7 +33,7 @@ void expect_optional(std::string_view op, std::string_view name, const Tensor* t
   if (t) expect(op, name, *t, shape, dtype, device);
 }
 
-AttentionDims attention_dims(std::string_view op, const Backend& backend, const Tensor& q, const Tensor& k,
+AttentionDims attention_dims(std::string_view op, DType dtype, Device device, const Tensor& q, const Tensor& k,
                              const Tensor& v, int heads, const Tensor* key_padding) {
   expect_rank(op, "q", q, 3);
   expect_rank(op, "k", k, 3);
@@ -44,10 +44,10 @@ AttentionDims attention_dims(std::string_view op, const Backend& backend, const 
   require(v.dim(2) % heads == 0, op, "v width " + std::to_string(v.dim(2)) + " is not divisible by heads " + std::to_string(heads));
   d.dk = q.dim(2) / heads;
   d.dv = v.dim(2) / heads;
-  expect(op, "q", q, {d.batch, d.tq, heads * d.dk}, backend.dtype(), backend.device());
-  expect(op, "k", k, {d.batch, d.tk, heads * d.dk}, backend.dtype(), backend.device());
-  expect(op, "v", v, {d.batch, d.tk, heads * d.dv}, backend.dtype(), backend.device());
-  expect_optional(op, "key_padding", key_padding, {d.batch, d.tk}, DType::i32, backend.device());
+  expect(op, "q", q, {d.batch, d.tq, heads * d.dk}, dtype, device);
+  expect(op, "k", k, {d.batch, d.tk, heads * d.dk}, dtype, device);
+  expect(op, "v", v, {d.batch, d.tk, heads * d.dv}, dtype, device);
+  expect_optional(op, "key_padding", key_padding, {d.batch, d.tk}, DType::i32, device);
   return d;
 }
 

@@ -23,7 +23,7 @@ void require(bool condition, std::string_view op, std::string_view message);
 struct AttentionDims {
   std::int64_t batch, tq, tk, heads, dk, dv;
 };
-AttentionDims attention_dims(std::string_view op, const Backend& backend, const Tensor& q,
+AttentionDims attention_dims(std::string_view op, DType dtype, Device device, const Tensor& q,
                              const Tensor& k, const Tensor& v, int heads, const Tensor* key_padding);
 
 }  // namespace trepro::checks

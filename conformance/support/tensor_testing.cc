@@ -1,0 +1,105 @@
+#include "conformance/support/tensor_testing.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/philox.h"
+
+namespace trepro::testing {
+
+Tensor random_tensor(Backend& backend, const Shape& shape, std::uint64_t seed, double lo, double hi) {
+  Tensor host = Tensor::empty(shape, DType::f64);
+  PhiloxKey key{seed, 0, 0x7e57};
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    host.set(i, lo + (hi - lo) * philox_uniform(key, static_cast<std::uint64_t>(i)));
+  }
+  return backend.upload(host);
+}
+
+Tensor random_ids(Backend& backend, const Shape& shape, std::uint64_t seed, std::int64_t upper) {
+  Tensor host = Tensor::empty(shape, DType::i32);
+  PhiloxKey key{seed, 0, 0x1d5};
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    auto id = static_cast<std::int64_t>(philox_uniform(key, static_cast<std::uint64_t>(i)) * static_cast<double>(upper));
+    host.set(i, static_cast<double>(std::min(id, upper - 1)));
+  }
+  return backend.upload(host);
+}
+
+Tensor int_tensor(Backend& backend, const Shape& shape, const std::vector<double>& values) {
+  return backend.upload(Tensor::from_values(shape, DType::i32, values));
+}
+
+double dot(Backend& backend, const Tensor& a, const Tensor& b) {
+  Tensor ha = backend.download(a);
+  Tensor hb = backend.download(b);
+  if (ha.numel() != hb.numel()) throw std::invalid_argument("dot: sizes differ");
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < ha.numel(); ++i) sum += ha.at(i) * hb.at(i);
+  return sum;
+}
+
+::testing::AssertionResult all_close(const std::string& what, Backend& actual_backend, const Tensor& actual,
+                                     Backend& expected_backend, const Tensor& expected, Tolerance tol) {
+  Tensor a = actual_backend.download(actual);
+  Tensor e = expected_backend.download(expected);
+  if (a.shape() != e.shape()) {
+    return ::testing::AssertionFailure() << what << ": shape " << shape_string(a.shape()) << ", expected "
+                                         << shape_string(e.shape());
+  }
+  std::int64_t worst = -1;
+  double worst_excess = 0.0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    double diff = std::abs(a.at(i) - e.at(i));
+    double allowed = tol.atol + tol.rtol * std::abs(e.at(i));
+    bool bad = !(diff <= allowed);  // NaN fails
+    if (bad && (worst < 0 || !(diff - allowed <= worst_excess))) {
+      worst = i;
+      worst_excess = diff - allowed;
+    }
+  }
+  if (worst < 0) return ::testing::AssertionSuccess();
+  std::ostringstream msg;
+  msg.precision(17);
+  msg << what << ": element " << worst << " is " << a.at(worst) << ", expected " << e.at(worst)
+      << " (|diff| " << std::abs(a.at(worst) - e.at(worst)) << " > atol " << tol.atol << " + rtol " << tol.rtol
+      << " * |expected|)";
+  return ::testing::AssertionFailure() << msg.str();
+}
+
+::testing::AssertionResult check_gradient(const std::string& what, Backend& backend, Tensor& input,
+                                          const Tensor& analytic, const std::function<double()>& loss,
+                                          std::int64_t max_elements) {
+  if (backend.dtype() != DType::f64 || input.device() != Device::cpu) {
+    return ::testing::AssertionFailure() << what << ": finite differences need a float64 host backend";
+  }
+  if (input.shape() != analytic.shape()) {
+    return ::testing::AssertionFailure() << what << ": gradient shape " << shape_string(analytic.shape())
+                                         << " differs from input shape " << shape_string(input.shape());
+  }
+  const Tolerance tol = tolerance(Check::fd_gradient, DType::f64);
+  const std::int64_t n = input.numel();
+  const std::int64_t count = std::min(n, max_elements);
+  double* x = input.data<double>();
+  for (std::int64_t c = 0; c < count; ++c) {
+    const std::int64_t i = count == n ? c : c * n / count;
+    const double saved = x[i];
+    const double h = kFiniteDifferenceStep * std::max(1.0, std::abs(saved));
+    x[i] = saved + h;
+    const double plus = loss();
+    x[i] = saved - h;
+    const double minus = loss();
+    x[i] = saved;
+    const double numeric = (plus - minus) / (2 * h);
+    const double exact = analytic.at(i);
+    if (!(std::abs(numeric - exact) <= tol.atol + tol.rtol * std::abs(numeric))) {
+      std::ostringstream msg;
+      msg.precision(12);
+      msg << what << ": d/d[" << i << "] analytic " << exact << ", finite difference " << numeric;
+      return ::testing::AssertionFailure() << msg.str();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace trepro::testing
