@@ -74,6 +74,14 @@ class Backend {
   // true when every element is finite (NaN/Inf detection in training)
   virtual bool all_finite(const Tensor& x) = 0;
 
+  // ---- layout -------------------------------------------------------------------------------
+  // out [B, Ta + Tb, d] = a [B, Ta, d] followed by b [B, Tb, d] along time (appending to a
+  // key/value cache in incremental decoding).
+  virtual void concat_time(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  // out[i] = x[indices[i]] along the first dimension: x [B, ...], indices [B'] int32 in [0, B),
+  // out [B', ...] (reordering beams and their caches in beam search).
+  virtual void select_batch(const Tensor& x, const Tensor& indices, Tensor& out) = 0;
+
   // ---- linear -------------------------------------------------------------------------------
   // x [N, K], w [M, K] (torch.nn.Linear layout), b [M] or null, y [N, M]:
   //   pre = x w^T + b,  y = act(pre).

@@ -8,6 +8,7 @@
 #include "reference/adam.h"
 #include "reference/add_dropout.h"
 #include "reference/attention.h"
+#include "reference/concat_time.h"
 #include "reference/cross_entropy.h"
 #include "reference/dropout.h"
 #include "reference/elementwise.h"
@@ -16,6 +17,7 @@
 #include "reference/log_softmax.h"
 #include "reference/norm.h"
 #include "reference/rope.h"
+#include "reference/select_batch.h"
 #include "reference/swiglu.h"
 
 namespace trepro::reference {
@@ -53,6 +55,14 @@ template <class T> void ReferenceBackend<T>::add_inplace(Tensor& acc, const Tens
 template <class T> void ReferenceBackend<T>::scale_inplace(Tensor& x, double factor) { reference::scale_inplace<T>(x, factor); }
 template <class T> double ReferenceBackend<T>::sum_squares(const Tensor& x) { return reference::sum_squares<T>(x); }
 template <class T> bool ReferenceBackend<T>::all_finite(const Tensor& x) { return reference::all_finite<T>(x); }
+
+template <class T> void ReferenceBackend<T>::concat_time(const Tensor& a, const Tensor& b, Tensor& out) {
+  reference::concat_time<T>(a, b, out);
+}
+template <class T>
+void ReferenceBackend<T>::select_batch(const Tensor& x, const Tensor& indices, Tensor& out) {
+  reference::select_batch<T>(x, indices, out);
+}
 
 template <class T>
 void ReferenceBackend<T>::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,

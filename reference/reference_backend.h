@@ -27,6 +27,9 @@ class ReferenceBackend final : public Backend {
   double sum_squares(const Tensor& x) override;
   bool all_finite(const Tensor& x) override;
 
+  void concat_time(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void select_batch(const Tensor& x, const Tensor& indices, Tensor& out) override;
+
   void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
                       Tensor* pre) override;
   void linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,

@@ -1,0 +1,60 @@
+// Adam over every parameter of a model (first and second moments kept per parameter), and the
+// training step of the paper: forward with dropout, label-smoothed loss, backward, Adam at the
+// scheduled learning rate.
+#pragma once
+
+#include <vector>
+
+#include "core/config.h"
+#include "model/transformer.h"
+
+namespace trepro {
+
+class Adam {
+ public:
+  Adam(Parameters& params, Backend& backend, const OptimizerConfig& config);
+
+  // One update at `lr`; `step` counts from 1 (bias correction uses it).
+  void update(double lr, std::int64_t step);
+  // Moments by parameter name, "adam.m.<name>" and "adam.v.<name>" (host copies), for checkpoints.
+  std::map<std::string, Tensor> state(Backend& backend) const;
+  void load_state(Backend& backend, const std::map<std::string, Tensor>& state, const std::string& source);
+
+ private:
+  Parameters& params_;
+  Backend& backend_;
+  OptimizerConfig config_;
+  std::vector<Tensor> m_, v_;  // parallel to params_.all()
+};
+
+struct StepResult {
+  std::int64_t step = 0;     // the optimizer step just taken, from 1
+  double loss = 0.0;         // label-smoothed, mean over non-pad target tokens
+  double learning_rate = 0.0;
+  double grad_norm = 0.0;    // L2 norm over every parameter's gradient, before the update
+  std::int64_t tokens = 0;   // non-pad target tokens
+};
+
+struct NonFiniteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Trainer {
+ public:
+  Trainer(Transformer& model, const Config& config);
+
+  // Zeroes the gradients, runs forward (dropout keyed by (seed, step)), loss, backward and one
+  // Adam update. Throws NonFiniteError naming the step when the loss or a gradient is NaN/Inf,
+  // before the parameters are touched.
+  StepResult step(const Batch& batch);
+  std::int64_t steps_done() const { return steps_done_; }
+  Adam& optimizer() { return adam_; }
+
+ private:
+  Transformer& model_;
+  Config config_;
+  Adam adam_;
+  std::int64_t steps_done_ = 0;
+};
+
+}  // namespace trepro

@@ -1,0 +1,28 @@
+// concat_time: out [B, Ta + Tb, d] = a [B, Ta, d] then b [B, Tb, d] along time, per batch row.
+#pragma once
+
+#include <algorithm>
+
+#include "core/backend_checks.h"
+
+namespace trepro::reference {
+
+template <class T>
+void concat_time(const Tensor& a, const Tensor& b, Tensor& out) {
+  constexpr const char* op = "concat_time";
+  checks::expect_rank(op, "a", a, 3);
+  checks::expect_rank(op, "b", b, 3);
+  const std::int64_t batch = a.dim(0), ta = a.dim(1), tb = b.dim(1), d = a.dim(2);
+  checks::expect(op, "a", a, {batch, ta, d}, dtype_of<T>(), Device::cpu);
+  checks::expect(op, "b", b, {batch, tb, d}, dtype_of<T>(), Device::cpu);
+  checks::expect(op, "out", out, {batch, ta + tb, d}, dtype_of<T>(), Device::cpu);
+  for (std::int64_t i = 0; i < batch; ++i) {
+    const T* a_row = a.data<T>() + i * ta * d;
+    const T* b_row = b.data<T>() + i * tb * d;
+    T* out_row = out.data<T>() + i * (ta + tb) * d;
+    std::copy(a_row, a_row + ta * d, out_row);
+    std::copy(b_row, b_row + tb * d, out_row + ta * d);
+  }
+}
+
+}  // namespace trepro::reference
