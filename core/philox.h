@@ -4,7 +4,8 @@
 // A draw is a pure function of (seed, stream, site, element): no generator state is carried,
 // so every backend and every thread draws the same value for the same element, and a resumed
 // run continues bit-identically. `stream` is the training step (or forward call) counter;
-// `site` names the place in the model (see model/dropout_sites.h).
+// `site` names the place in the model (model/context.h). The low 32 bits of `stream` go into
+// the counter and the high bits are mixed into the key: streams are unique up to 2^32 steps.
 #pragma once
 
 #include <cstdint>

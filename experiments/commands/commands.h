@@ -1,0 +1,13 @@
+// The `trepro` subcommands; each file in this folder adds one to the CLI.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trepro::cli {
+
+void add_backends_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_forward_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+
+}  // namespace trepro::cli

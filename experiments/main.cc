@@ -1,0 +1,23 @@
+// trepro: the command line of transformer-repro. `trepro --help` lists the commands.
+#include <exception>
+#include <iostream>
+
+#include "experiments/commands/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"transformer-repro: reference, conformance and reproduction of the Transformer (Vaswani et al. 2017)"};
+  app.require_subcommand(1);
+  trepro::cli::add_backends_command(app);
+  trepro::cli::add_info_command(app);
+  trepro::cli::add_forward_command(app);
+  trepro::cli::add_train_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "trepro: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
