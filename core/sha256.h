@@ -1,0 +1,12 @@
+// SHA-256 (FIPS 180-4), for content hashes in reports (config hash, file checksums).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace trepro {
+
+// The digest of `bytes` as 64 lowercase hex digits.
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace trepro
