@@ -22,9 +22,10 @@ namespace trepro::cli {
 namespace {
 
 struct TrainOptions {
-  std::string config, out, task = "copy";
+  std::string config, out, task_name = "copy";
   std::int64_t steps = -1;  // -1: train.max_steps
   std::int64_t validate_every = 50;
+  CopyTask task;
   BackendChoice backend;
 };
 
@@ -55,11 +56,12 @@ void run_train(const TrainOptions& o) {
   Config config = load_config(o.config);
   if (o.steps >= 0) config.train.max_steps = o.steps;
   std::unique_ptr<Backend> backend = o.backend.make();
-  if (o.task != "copy" && o.task != "reverse") throw std::invalid_argument("--task must be copy or reverse");
-  CopyTask task;
-  task.reverse = o.task == "reverse";
-  task.max_length = std::min<std::int64_t>(task.max_length, config.model.max_len - 1);
-  task.min_length = std::min(task.min_length, task.max_length);
+  CopyTask task = o.task;
+  task.reverse = o.task_name == "reverse";
+  if (task.min_length > task.max_length) {
+    throw std::invalid_argument("--min-length " + std::to_string(task.min_length) + " exceeds --max-length " +
+                                std::to_string(task.max_length));
+  }
 
   Transformer model(config.model, *backend);
   model.initialize(config.train.seed);
@@ -86,7 +88,9 @@ void run_train(const TrainOptions& o) {
       {"schema_version", 1},
       {"kind", "train"},
       {"created", utc_now()},
-      {"task", o.task},
+      {"task",
+       {{"name", o.task_name}, {"batch_size", task.batch_size}, {"min_length", task.min_length},
+        {"max_length", task.max_length}}},
       {"config", config_to_json(config)},
       {"config_hash", config_hash(config)},
       {"git_commit", git_commit()},
@@ -115,7 +119,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("config", o->config, "config JSON")->required();
   cmd->add_option("--out", o->out, "run folder (report.json and config.json are written there)")->required();
   cmd->add_option("--steps", o->steps, "optimizer steps (default: train.max_steps)");
-  cmd->add_option("--task", o->task, "copy or reverse")->check(CLI::IsMember({"copy", "reverse"}));
+  cmd->add_option("--task", o->task_name, "copy or reverse")->check(CLI::IsMember({"copy", "reverse"}));
+  cmd->add_option("--batch-size", o->task.batch_size, "sentences per batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--min-length", o->task.min_length, "shortest sequence (tokens, before EOS)")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-length", o->task.max_length, "longest sequence (tokens, before EOS)")->check(CLI::PositiveNumber);
   cmd->add_option("--validate-every", o->validate_every, "steps between validation losses")->check(CLI::PositiveNumber);
   o->backend.add_options(*cmd);
   cmd->callback([o] { run_train(*o); });
