@@ -11,36 +11,45 @@ namespace trepro::cli {
 
 namespace {
 
-// "encoder.layers.3.ffn.w1.weight" -> group "encoder.layers", layer 3; "embed.weight" -> "embed".
-struct Group {
+// The part of the model a parameter belongs to, for the summary: "embeddings", "encoder",
+// "decoder" or "output_projection"; and its layer (-1 outside the layer stacks).
+struct Part {
   std::string name;
   long layer = -1;
 };
 
-Group group_of(const std::string& name) {
-  for (const char* stack : {"encoder.layers.", "decoder.layers."}) {
-    const std::string prefix = stack;
-    if (name.rfind(prefix, 0) == 0) return {prefix.substr(0, prefix.size() - 1), std::stol(name.substr(prefix.size()))};
+Part part_of(const std::string& name) {
+  for (const char* stack : {"encoder", "decoder"}) {
+    const std::string layers = std::string(stack) + ".layers.";
+    if (name.rfind(layers, 0) == 0) return {stack, std::stol(name.substr(layers.size()))};
+    if (name.rfind(std::string(stack) + ".norm.", 0) == 0) return {stack, -1};
   }
-  return {name.substr(0, name.find('.')), -1};
+  if (name.rfind("out_proj.", 0) == 0) return {"output_projection", -1};
+  return {"embeddings", -1};
 }
 
+// Totals per part, per layer and per tensor; the parts add up to the total (checked by
+// conformance/model/parameter_count_test.cc for the paper's base config).
 nlohmann::json parameter_report(const Config& config) {
   std::int64_t total = 0;
-  nlohmann::json groups = nlohmann::json::object();
+  nlohmann::json summary = {{"embeddings", 0}, {"encoder", 0}, {"decoder", 0}, {"output_projection", 0}};
+  nlohmann::json layers = nlohmann::json::object();
   nlohmann::json tensors = nlohmann::json::object();
   for (const ParameterSpec& spec : parameter_specs(config.model)) {
     const std::int64_t n = shape_numel(spec.shape);
     total += n;
     tensors[spec.name] = {{"shape", spec.shape}, {"count", n}};
-    const Group g = group_of(spec.name);
-    std::string key = g.name;
-    if (g.layer >= 0) key += "." + std::to_string(g.layer);
-    groups[key] = groups.value(key, std::int64_t{0}) + n;
+    const Part part = part_of(spec.name);
+    summary[part.name] = summary[part.name].get<std::int64_t>() + n;
+    if (part.layer >= 0) {
+      const std::string layer = part.name + ".layers." + std::to_string(part.layer);
+      layers[layer] = layers.value(layer, std::int64_t{0}) + n;
+    }
   }
   return {{"parameters", total},
           {"parameters_millions", static_cast<double>(total) / 1e6},
-          {"breakdown", groups},
+          {"summary", summary},
+          {"layers", layers},
           {"tensors", tensors},
           {"config_hash", config_hash(config)}};
 }
