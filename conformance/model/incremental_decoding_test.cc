@@ -1,0 +1,125 @@
+// Incremental (cached) decoding against the full forward it replaces, and the cache reordering
+// beam search relies on. Both sides compute the same values through differently shaped GEMMs
+// and attention calls (one query against a cache instead of T queries under a causal mask), so
+// they agree within Check::model_vs_reference at the model's widest sum. Host matrices are
+// compared through the reference backend, whose download is a copy.
+#include <gtest/gtest.h>
+
+#include "conformance/model/model_testing.h"
+#include "conformance/support/backend_fixture.h"
+#include "conformance/support/tensor_testing.h"
+#include "model/incremental_decoder.h"
+
+namespace trepro::testing {
+namespace {
+
+constexpr std::uint64_t kSeed = 5;
+
+// Column t of host ids [B, T] as host ids [B].
+Tensor column(const Tensor& ids, std::int64_t t) {
+  Tensor out = Tensor::empty({ids.dim(0)}, DType::i32);
+  for (std::int64_t b = 0; b < ids.dim(0); ++b) out.set(b, ids.at(b * ids.dim(1) + t));
+  return out;
+}
+
+// Rows `rows` of host ids [B, T] (or undefined when ids is).
+Tensor select(const Tensor& ids, const std::vector<std::int64_t>& rows) {
+  return ids.defined() ? take_rows(ids, rows) : Tensor();
+}
+
+class IncrementalDecodingTest : public BackendTest {
+ protected:
+  Tolerance tol(const ModelConfig& config) {
+    return tolerance(Check::model_vs_reference, backend().dtype(), widest_sum(config));
+  }
+
+  // Decodes the batch's target one position at a time and compares each real position's
+  // logits with the full forward's.
+  void expect_equal_to_full_forward(const ModelConfig& config) {
+    Backend& b = backend();
+    Transformer model(config, b);
+    model.initialize(kSeed);
+    const Batch batch = tiny_batch(config, kSeed);
+    const Tensor full = b.download(model.forward(batch));
+    const std::int64_t rows = batch.tgt.dim(0), length = batch.tgt.dim(1);
+    IncrementalDecoder decoder(model, batch.src, rows);
+    for (std::int64_t t = 0; t < length; ++t) {
+      const Tensor step = b.download(decoder.step(column(batch.tgt, t)));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        // A padded position is masked as a key in the full forward only: nothing to compare.
+        if (batch.tgt.at(r * length + t) == static_cast<double>(config.pad_id)) continue;
+        EXPECT_TRUE(all_close("row " + std::to_string(r) + " position " + std::to_string(t), reference(),
+                              take_rows(step, {r}), reference(), take_rows(full, {r * length + t}),
+                              tol(config)));
+      }
+    }
+    EXPECT_EQ(decoder.position(), length);
+  }
+
+  void expect_equal_to_full_forward_for_each_positional(ModelConfig config) {
+    for (Positional positional : {Positional::sinusoidal, Positional::learned, Positional::rope}) {
+      SCOPED_TRACE(to_string(positional));
+      config.positional = positional;
+      expect_equal_to_full_forward(config);
+    }
+  }
+};
+
+TEST_P(IncrementalDecodingTest, EncoderDecoderPostLnEqualsFullForward) {
+  expect_equal_to_full_forward_for_each_positional(tiny_config());
+}
+
+TEST_P(IncrementalDecodingTest, EncoderDecoderPreLnEqualsFullForward) {
+  ModelConfig config = tiny_config();
+  config.norm = NormPlacement::pre;
+  expect_equal_to_full_forward_for_each_positional(config);
+}
+
+TEST_P(IncrementalDecodingTest, DecoderOnlyEqualsFullForward) {
+  for (NormPlacement norm : {NormPlacement::post, NormPlacement::pre}) {
+    SCOPED_TRACE(to_string(norm));
+    ModelConfig config = with_architecture(tiny_config(), Architecture::decoder_only);
+    config.norm = norm;
+    expect_equal_to_full_forward_for_each_positional(config);
+  }
+}
+
+// Decode 3 positions, keep rows {1, 1, 0, 2} (a repeat, a new order, a new batch size; row 1 is
+// the one with padded source, so its mask must move with it), decode on: the logits equal those
+// of a decoder started on the selected rows.
+TEST_P(IncrementalDecodingTest, ReorderEqualsDecodingTheSelectedRowsFromScratch) {
+  Backend& b = backend();
+  const std::vector<std::int64_t> keep = {1, 1, 0, 2};
+  constexpr std::int64_t kBefore = 3;
+  for (Architecture architecture : {Architecture::encoder_decoder, Architecture::decoder_only}) {
+    SCOPED_TRACE(to_string(architecture));
+    const ModelConfig config = with_architecture(tiny_config(), architecture);
+    Transformer model(config, b);
+    model.initialize(kSeed);
+    const Batch batch = tiny_batch(config, kSeed, 3);
+    const Tensor tgt = take_rows(batch.tgt, keep);
+    const std::int64_t length = tgt.dim(1);
+
+    IncrementalDecoder reordered(model, batch.src, batch.tgt.dim(0));
+    for (std::int64_t t = 0; t < kBefore; ++t) reordered.step(column(batch.tgt, t));
+    Tensor rows = Tensor::empty({static_cast<std::int64_t>(keep.size())}, DType::i32);
+    for (std::size_t i = 0; i < keep.size(); ++i)
+      rows.set(static_cast<std::int64_t>(i), static_cast<double>(keep[i]));
+    reordered.reorder(rows);
+    ASSERT_EQ(reordered.batch(), static_cast<std::int64_t>(keep.size()));
+
+    IncrementalDecoder fresh(model, select(batch.src, keep), static_cast<std::int64_t>(keep.size()));
+    for (std::int64_t t = 0; t < kBefore; ++t) fresh.step(column(tgt, t));
+    for (std::int64_t t = kBefore; t < length; ++t) {
+      const Tensor expected = b.download(fresh.step(column(tgt, t)));
+      const Tensor actual = b.download(reordered.step(column(tgt, t)));
+      EXPECT_TRUE(all_close("position " + std::to_string(t), reference(), actual, reference(), expected,
+                            tol(config)));
+    }
+  }
+}
+
+TR_INSTANTIATE_FOR_ALL_BACKENDS(IncrementalDecodingTest);
+
+}  // namespace
+}  // namespace trepro::testing
