@@ -1,0 +1,1 @@
+"""The golden generator's pieces; golden/generate.py is the entry point."""

@@ -1,0 +1,94 @@
+"""The whole model, as model/transformer.h computes it, built from PyTorch's own modules:
+
+  nn.Transformer(custom_encoder=nn.TransformerEncoder(layer, N, norm), custom_decoder=...)
+  x = nn.Embedding(src) * sqrt(d) + PE;  y = nn.Embedding(tgt) * sqrt(d) + PE  (one tied table)
+  logits = F.linear(decoder output, embedding table)   (no bias)
+
+The final norms exist only for Pre-LN (nn.Transformer's default stacks always add one, which
+the paper's Post-LN model does not have: hence the custom stacks). Sinusoidal positions are
+written by hand; everything else is PyTorch's.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from . import losses, naming, values
+
+PREFIXES = {"transformer.encoder.": "encoder.", "transformer.decoder.": "decoder."}
+
+
+def config_json(model, train=None):
+    """A complete config (every key explicit), as core/config.h reads it."""
+    config = {
+        "model": dict({"architecture": "encoder_decoder", "norm_kind": "layernorm", "positional": "sinusoidal",
+                       "max_len": 64, "tie_embeddings": True, "dropout": 0.0, "attention_dropout": 0.0,
+                       "layer_norm_eps": 1e-5, "pad_id": 0}, **model),
+        "train": {"label_smoothing": 0.1, "label_smoothing_form": "uniform",
+                  "optimizer": {"lr": 5e-4, "beta1": 0.9, "beta2": 0.98, "eps": 1e-9},
+                  "schedule": {"kind": "noam", "warmup": 4000, "factor": 1.0},
+                  "seed": 1, "max_tokens": 4096, "update_freq": 1, "max_steps": 1000},
+    }
+    for key, value in (train or {}).items():
+        config["train"][key] = value
+    return config
+
+
+class GoldenTransformer(nn.Module):
+    def __init__(self, model_config, dtype):
+        super().__init__()
+        c = model_config
+        self.d_model, self.pad = c["d_model"], c["pad_id"]
+        pre = c["norm"] == "pre"
+        common = dict(d_model=c["d_model"], nhead=c["heads"], dim_feedforward=c["d_ff"], dropout=0.0,
+                      activation=c["activation"], layer_norm_eps=c["layer_norm_eps"], batch_first=True,
+                      norm_first=pre, dtype=dtype)
+        final_norm = lambda: nn.LayerNorm(c["d_model"], eps=c["layer_norm_eps"], dtype=dtype) if pre else None
+        encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**common), c["encoder_layers"], final_norm(),
+                                        enable_nested_tensor=False)
+        decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**common), c["decoder_layers"], final_norm())
+        self.transformer = nn.Transformer(d_model=c["d_model"], nhead=c["heads"], custom_encoder=encoder,
+                                          custom_decoder=decoder, batch_first=True, dtype=dtype)
+        self.embed = nn.Embedding(c["vocab_size"], c["d_model"], dtype=dtype)
+
+    def embed_with_positions(self, ids):
+        pe = values.sinusoidal(range(ids.shape[1]), self.d_model).to(self.embed.weight.dtype)
+        return self.embed(ids) * math.sqrt(self.d_model) + pe
+
+    def forward(self, src, tgt):
+        causal = torch.ones(tgt.shape[1], tgt.shape[1], dtype=torch.bool).triu(1)
+        out = self.transformer(self.embed_with_positions(src), self.embed_with_positions(tgt), tgt_mask=causal,
+                               src_key_padding_mask=src == self.pad, tgt_key_padding_mask=tgt == self.pad,
+                               memory_key_padding_mask=src == self.pad)
+        return F.linear(out, self.embed.weight)
+
+    def project_names(self):
+        return naming.project_names(self, PREFIXES)
+
+    def load(self, params):
+        naming.load_project_values(self, params, PREFIXES)
+
+    def grads(self):
+        return naming.project_grads(self, PREFIXES)
+
+    def project_values(self):
+        return naming.project_values(self, PREFIXES)
+
+    def loss(self, logits, labels, train_config):
+        return losses.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), self.pad,
+                                    train_config["label_smoothing"], train_config["label_smoothing_form"])
+
+
+def golden_weights(model):
+    """The golden parameter formula for every parameter, by project name (float64)."""
+    return {n: values.golden_parameter(n, shape) for n, shape in model.project_names().items()}
+
+
+def sequence_batch(gen, src_lengths, tgt_lengths, vocab, pad):
+    """src [B, S]; tgt [B, T] the decoder input and labels [B, T] the next tokens, pad-aligned."""
+    src = values.padded_ids(gen, src_lengths, max(src_lengths), vocab, pad)
+    sequence = values.padded_ids(gen, [n + 1 for n in tgt_lengths], max(tgt_lengths) + 1, vocab, pad)
+    tgt, labels = sequence[:, :-1].clone(), sequence[:, 1:].clone()
+    tgt[labels == pad] = pad
+    return {"src": src, "tgt": tgt, "labels": labels}

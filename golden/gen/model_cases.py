@@ -1,0 +1,106 @@
+"""Whole-model cases through the `trepro forward` contract (README "The CLI").
+
+Files per case: config.json, src/tgt/labels.safetensors (one int64 tensor each), and per dtype
+weights_<dtype>.safetensors and expected_<dtype>.safetensors holding what `trepro forward
+--grads` writes: logits [B, T, V], loss, grad.<parameter>.
+
+The paper-shaped case has 15M parameters (60 MB in float32 for the weights, as much again for
+the gradients), so its weights are not committed: both sides compute them with the golden
+parameter formula (gen/values.py; the manifest records the sha256 of their bytes), and a
+gradient with more than GRAD_FULL_LIMIT elements is committed as its L2 norm
+(grad_norm.<name>) and its values at GRAD_SAMPLES random distinct indices (grad_index.<name>,
+grad_sample.<name>): a wrong term anywhere moves the norm, a wrong element pattern shows in the
+sample.
+"""
+import hashlib
+
+import torch
+
+from . import model as golden_model
+from . import values
+from .case import Case
+from .tolerance import tolerance
+
+GRAD_FULL_LIMIT, GRAD_SAMPLES = 4096, 512
+
+MODELS = {
+    "model_small_post_relu": dict(
+        model={"vocab_size": 11, "d_model": 16, "heads": 2, "encoder_layers": 1, "decoder_layers": 1, "d_ff": 24,
+               "norm": "post", "activation": "relu"},
+        train={"label_smoothing": 0.1, "label_smoothing_form": "uniform"},
+        src_lengths=[6, 4, 5], tgt_lengths=[5, 5, 2], commit_weights=True),
+    "model_small_pre_gelu": dict(
+        model={"vocab_size": 13, "d_model": 32, "heads": 4, "encoder_layers": 2, "decoder_layers": 2, "d_ff": 64,
+               "norm": "pre", "activation": "gelu"},
+        train={"label_smoothing": 0.1, "label_smoothing_form": "fairseq"},
+        src_lengths=[7, 3], tgt_lengths=[4, 6], commit_weights=True),
+    "model_paper_post_relu": dict(
+        model={"vocab_size": 64, "d_model": 512, "heads": 8, "encoder_layers": 2, "decoder_layers": 2, "d_ff": 2048,
+               "norm": "post", "activation": "relu"},
+        train={"label_smoothing": 0.1, "label_smoothing_form": "uniform"},
+        src_lengths=[6, 4], tgt_lengths=[5, 3], commit_weights=False),
+}
+
+
+def data_sha256(tensors):
+    """sha256 of the lines "<name> <sha256 of its raw little-endian bytes>\n" in sorted name order."""
+    lines = "".join(f"{name} {hashlib.sha256(tensors[name].contiguous().numpy().tobytes()).hexdigest()}\n"
+                    for name in sorted(tensors))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def sampled_grads(name, grad, case_name):
+    if grad.numel() <= GRAD_FULL_LIMIT:
+        return {f"grad.{name}": grad}
+    gen = values.generator(f"{case_name}/{name}")
+    index = torch.randperm(grad.numel(), generator=gen)[:GRAD_SAMPLES].sort().values
+    return {f"grad_index.{name}": index, f"grad_sample.{name}": grad.reshape(-1)[index],
+            f"grad_norm.{name}": torch.linalg.vector_norm(grad)}
+
+
+def model_case(name, dtype_name):
+    spec = MODELS[name]
+    config = golden_model.config_json(spec["model"], spec["train"])
+    dtype = values.DTYPES[dtype_name]
+    model = golden_model.GoldenTransformer(config["model"], dtype)
+    weights = {n: t.to(dtype) for n, t in golden_model.golden_weights(model).items()}
+    model.load(weights)
+    gen = values.generator(name)
+    batch = golden_model.sequence_batch(gen, spec["src_lengths"], spec["tgt_lengths"],
+                                        config["model"]["vocab_size"], config["model"]["pad_id"])
+    logits = model(batch["src"], batch["tgt"])
+    loss = model.loss(logits, batch["labels"], config["train"])
+    loss.backward()
+    expected = {"logits": logits.detach(), "loss": loss.detach()}
+    for param_name, grad in model.grads().items():
+        expected.update(sampled_grads(param_name, grad, name))
+
+    m = config["model"]
+    short = values.SHORT[dtype_name]
+    files = {"config": (f"models/{name}/config.json", config),
+             **{role: (f"models/{name}/{role}.safetensors", {role: batch[role]}) for role in ("src", "tgt", "labels")},
+             "expected": (f"models/{name}/expected_{short}.safetensors", expected)}
+    if spec["commit_weights"]:
+        files["weights"] = (f"models/{name}/weights_{short}.safetensors", weights)
+    tokens = max(batch["tgt"].numel(), batch["src"].numel())
+    k = max(m["d_model"], m["d_ff"], m["vocab_size"], tokens)
+    by_hand = ["sinusoidal positions", "the golden parameter formula (weights)"]
+    if config["train"]["label_smoothing_form"] == "fairseq":
+        by_hand.append("the fairseq form of the loss")
+    return Case(name, "model", dtype_name,
+                f"trepro forward --grads ({m['norm'].capitalize()}-LN, {m['activation']}, d_model {m['d_model']}, "
+                f"{m['heads']} heads, d_ff {m['d_ff']}, {m['encoder_layers']}+{m['decoder_layers']} layers, "
+                f"{config['train']['label_smoothing_form']} label smoothing 0.1): logits, loss and every gradient"
+                + ("" if spec["commit_weights"] else " (large gradients as norm + 512 sampled elements)"),
+                ["nn.Transformer(custom_encoder=nn.TransformerEncoder, custom_decoder=nn.TransformerDecoder)",
+                 "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer", "nn.Embedding (tied)", "F.linear"]
+                + (["F.cross_entropy(label_smoothing=0.1, ignore_index=0)"]
+                   if config["train"]["label_smoothing_form"] == "uniform" else ["F.log_softmax"]),
+                by_hand, {"weights_data_sha256": data_sha256(weights)},
+                tolerance(dtype_name, "model", k, f"{m['encoder_layers']}+{m['decoder_layers']} layers; "
+                          f"longest sum {k} terms"),
+                files)
+
+
+def cases():
+    return [model_case(name, dtype) for name in MODELS for dtype in values.DTYPES]

@@ -1,0 +1,61 @@
+"""PyTorch parameter names -> the project's names (README "Parameter names"), by renaming only.
+
+nn.MultiheadAttention packs q, k, v into in_proj_weight [3d, d] / in_proj_bias [3d]; the
+project has q_proj, k_proj, v_proj. Everything else is a rename:
+  self_attn.out_proj -> self_attn.o_proj     multihead_attn -> cross_attn
+  linear1 -> ffn.w1    linear2 -> ffn.w2     norm1/2/3 -> norm1/2/3
+"""
+import torch
+
+_RENAMES = [
+    ("multihead_attn.", "cross_attn."),
+    (".out_proj.", ".o_proj."),
+    ("linear1.", "ffn.w1."),
+    ("linear2.", "ffn.w2."),
+]
+
+
+def project_tensors(torch_name, tensor, prefix_map):
+    """{project name: tensor} for one PyTorch tensor (three for a packed q/k/v projection).
+
+    prefix_map rewrites the module path first, e.g. {"transformer.encoder.": "encoder."}.
+    """
+    name = torch_name
+    for old, new in prefix_map.items():
+        if name.startswith(old):
+            name = new + name[len(old):]
+            break
+    for old, new in _RENAMES:
+        name = name.replace(old, new)
+    if name.endswith(".in_proj_weight") or name.endswith(".in_proj_bias"):
+        base, kind = name.rsplit(".in_proj_", 1)
+        return {f"{base}.{p}_proj.{kind}": part for p, part in zip("qkv", torch.chunk(tensor, 3, dim=0))}
+    return {name: tensor}
+
+
+def load_project_values(module, values, prefix_map):
+    """Copies project-named values into a PyTorch module's parameters (the inverse renaming)."""
+    with torch.no_grad():
+        for torch_name, param in module.named_parameters():
+            parts = project_tensors(torch_name, param, prefix_map)
+            param.copy_(torch.cat([values[name].to(param.dtype) for name in parts]))
+
+
+def _project_all(module, prefix_map, pick):
+    projected = {}
+    for torch_name, param in module.named_parameters():
+        projected.update(project_tensors(torch_name, pick(param), prefix_map))
+    return projected
+
+
+def project_values(module, prefix_map):
+    return _project_all(module, prefix_map, lambda p: p.detach().clone())
+
+
+def project_grads(module, prefix_map):
+    return _project_all(module, prefix_map, lambda p: p.grad)
+
+
+def project_names(module, prefix_map):
+    """Project names and shapes of a module's parameters."""
+    return {n: tuple(t.shape) for n, t in _project_all(module, prefix_map, lambda p: p.detach()).items()}
