@@ -44,6 +44,8 @@ class EncoderLayer {
   Tensor forward(const ForwardContext& ctx, const Tensor& x, std::int64_t batch, const Tensor* src_padding);
   Tensor backward(Backend& backend, const Tensor& dy);
 
+  MultiHeadAttention& self_attn() { return self_attn_; }
+
  private:
   MultiHeadAttention self_attn_;
   FeedForward ffn_;

@@ -71,6 +71,15 @@ class MultiHeadAttention {
   // Attention of q over (k, v) and the output projection, forward only (decoding).
   Tensor attend(Backend& backend, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* key_padding);
 
+  // What the last forward() attended with, for inspection (model/decoding_attention.h): q and k
+  // [B, T, d] as projected (and rotated), its key padding (undefined when none), the masks and scale.
+  const Tensor& last_q() const { return q_; }
+  const Tensor& last_k() const { return k_; }
+  const Tensor& last_key_padding() const { return key_padding_; }
+  std::int64_t heads() const { return heads_; }
+  bool causal() const { return causal_; }
+  double scale() const { return scale_; }
+
  private:
   Linear q_proj_, k_proj_, v_proj_, o_proj_;
   std::int64_t heads_;

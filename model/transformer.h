@@ -54,6 +54,7 @@ class Transformer {
 
   // Pieces used by incremental decoding (model/incremental_decoder.h).
   Tensor encode(const ForwardContext& ctx, const Tensor& src, const Tensor* src_padding);
+  std::vector<std::unique_ptr<EncoderLayer>>& encoder_layers() { return encoder_; }
   Embedding& target_embedding() { return *tgt_embed_; }
   std::vector<std::unique_ptr<DecoderLayer>>& decoder_layers() { return decoder_; }
   Norm* decoder_norm() { return decoder_norm_.get(); }

@@ -1,0 +1,68 @@
+// translate_all (model/decoding.h): sentences sorted by length into token-budget batches give
+// the same hypotheses, in the input order, as decoding each sentence alone.
+#include <gtest/gtest.h>
+
+#include "conformance/model/model_testing.h"
+#include "conformance/support/backend_fixture.h"
+#include "conformance/support/tolerances.h"
+#include "model/beam_search.h"
+#include "model/greedy_search.h"
+
+namespace trepro::testing {
+namespace {
+
+const SearchTokens kTokens{0, kBos, kEos};
+
+class TranslateAllTest : public BackendTest {};
+
+TEST_P(TranslateAllTest, BatchedEqualsOneAtATimeInInputOrder) {
+  const ModelConfig config = tiny_config();
+  Transformer model(config, backend());
+  model.initialize(13);
+  // Lengths out of order, an empty one, and a budget of 9 tokens: several batches of 1-3 rows.
+  std::vector<std::vector<std::int64_t>> sources;
+  const Tensor words = random_words({7, 6}, config.vocab_size, 21);
+  for (std::int64_t length : {5, 2, 0, 6, 3, 2, 4}) {
+    std::vector<std::int64_t> ids;
+    for (std::int64_t j = 0; j + 1 < length; ++j) ids.push_back(static_cast<std::int64_t>(words.at(static_cast<std::int64_t>(sources.size()) * 6 + j)));
+    if (length > 0) ids.push_back(kEos);
+    sources.push_back(ids);
+  }
+  const Tolerance per_step = tolerance(Check::model_vs_reference, backend().dtype(), widest_sum(config));
+  for (bool greedy : {true, false}) {
+    SCOPED_TRACE(greedy ? "greedy" : "beam 4");
+    TranslateOptions options;
+    options.greedy = greedy;
+    options.max_extra = 6;
+    options.max_tokens = 9;
+    const std::vector<Hypothesis> batched = translate_all(model, sources, kTokens, options);
+    ASSERT_EQ(batched.size(), sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      SCOPED_TRACE("sentence " + std::to_string(i));
+      if (sources[i].empty()) {
+        EXPECT_TRUE(batched[i].tokens.empty());
+        continue;
+      }
+      Tensor alone = Tensor::empty({1, static_cast<std::int64_t>(sources[i].size())}, DType::i64);
+      for (std::size_t j = 0; j < sources[i].size(); ++j) alone.set(static_cast<std::int64_t>(j), static_cast<double>(sources[i][j]));
+      const Hypothesis expected = greedy ? greedy_search(model, alone, kTokens, options.max_extra).front()
+                                         : beam_search(model, alone, kTokens, {4, 0.6, options.max_extra}).front();
+      EXPECT_EQ(batched[i].tokens, expected.tokens);
+      EXPECT_EQ(batched[i].ended, expected.ended);
+      const double steps = static_cast<double>(expected.length());
+      EXPECT_NEAR(batched[i].log_prob, expected.log_prob, per_step.atol * steps + per_step.rtol * std::abs(expected.log_prob));
+    }
+  }
+}
+
+TEST_P(TranslateAllTest, RejectsAZeroTokenBudget) {
+  Transformer model(tiny_config(), backend());
+  TranslateOptions options;
+  options.max_tokens = 0;
+  EXPECT_THROW(translate_all(model, {{3, 2}}, kTokens, options), std::invalid_argument);
+}
+
+TR_INSTANTIATE_FOR_ALL_BACKENDS(TranslateAllTest);
+
+}  // namespace
+}  // namespace trepro::testing

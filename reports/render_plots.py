@@ -1,0 +1,121 @@
+"""The figures of reports/render.py, drawn with matplotlib (Debian's python3-matplotlib).
+
+Each function writes one file and returns its name, or None when the runs hold nothing to draw.
+Files are reproducible: SVG ids are salted with a constant and no date is embedded, so the same
+reports render to the same bytes.
+"""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: files only
+import matplotlib.pyplot as plt  # noqa: E402
+
+matplotlib.rcParams.update({"svg.hashsalt": "trepro", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3})
+
+
+def _save(fig, out_dir, stem, fmt):
+    name = f"{stem}.{fmt}"
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    fig.savefig(os.path.join(out_dir, name), format=fmt, bbox_inches="tight", metadata=metadata, dpi=120)
+    plt.close(fig)
+    return name
+
+
+def _moving_average(values, window):
+    """Mean of the last `window` values at each point (fewer at the start)."""
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def learning_curves(runs, out_dir, stem, fmt):
+    """Training loss (a moving average over ~1/50 of the run) and validation loss per step."""
+    drawn = [r for r in runs if r.steps() or r.validation()]
+    if not drawn:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, run in enumerate(drawn):
+        color = f"C{i % 10}"
+        steps = [s for s in run.steps() if isinstance(s.get("loss"), (int, float))]
+        if steps:
+            window = max(1, len(steps) // 50)
+            ax.plot([s["step"] for s in steps], _moving_average([s["loss"] for s in steps], window), color=color,
+                    lw=1.2, label=f"{run.name} train" + (f" (mean of {window})" if window > 1 else ""))
+        val = [v for v in run.validation() if isinstance(v.get("loss"), (int, float))]
+        if val:
+            ax.plot([v["step"] for v in val], [v["loss"] for v in val], color=color, ls="--", marker="o", ms=3,
+                    label=f"{run.name} validation")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats per target token)")
+    ax.set_title("Learning curves (train: label-smoothed; validation: unsmoothed)")
+    ax.legend(fontsize=7)
+    return _save(fig, out_dir, stem, fmt)
+
+
+def step_series(runs, key, ylabel, title, out_dir, stem, fmt, log_y=False):
+    """One per-step field (learning_rate, grad_norm) of every run against the step."""
+    drawn = [(r, [s for s in r.steps() if isinstance(s.get(key), (int, float))]) for r in runs]
+    drawn = [(r, s) for r, s in drawn if s]
+    if not drawn:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for i, (run, steps) in enumerate(drawn):
+        ax.plot([s["step"] for s in steps], [s[key] for s in steps], color=f"C{i % 10}", lw=0.9, label=run.name)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return _save(fig, out_dir, stem, fmt)
+
+
+def bleu_bars(runs, out_dir, stem, fmt, title):
+    """sacreBLEU and tokenized lower-cased BLEU of every run that was evaluated."""
+    scored = [r for r in runs if r.bleu() is not None or r.bleu_tokenized_lowercase() is not None]
+    if not scored:
+        return None
+    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(scored) + 1.5), 3.5))
+    xs = range(len(scored))
+    width = 0.38
+    sacre = [r.bleu() or 0.0 for r in scored]
+    tok = [r.bleu_tokenized_lowercase() or 0.0 for r in scored]
+    bars = ax.bar([x - width / 2 for x in xs], sacre, width, label="sacreBLEU (13a, cased)")
+    bars_tok = ax.bar([x + width / 2 for x in xs], tok, width, label="tokenized lower-cased")
+    for group in (bars, bars_tok):
+        ax.bar_label(group, fmt="%.1f", fontsize=7)
+    ax.set_xticks(list(xs), [r.name for r in scored], rotation=20, ha="right")
+    ax.set_ylabel("BLEU")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    return _save(fig, out_dir, stem, fmt)
+
+
+def attention_maps(attention, block, out_dir, stem, fmt):
+    """A grid of heat maps, one row per layer and one column per head, for one block."""
+    layers = attention.blocks[block]
+    queries, keys = attention._axes(block)
+    rows, cols = len(layers), max(len(h) for h in layers)
+    cell = max(1.6, 0.22 * max(len(queries), len(keys)))
+    fig, axes = plt.subplots(rows, cols, figsize=(cell * cols + 0.6, cell * rows + 0.6), squeeze=False)
+    for li, heads in enumerate(layers):
+        for hi in range(cols):
+            ax = axes[li][hi]
+            ax.grid(False)
+            if hi >= len(heads):
+                ax.axis("off")
+                continue
+            ax.imshow(heads[hi], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+            ax.set_xticks(range(len(keys)), keys if li == rows - 1 else [""] * len(keys), rotation=90, fontsize=6)
+            ax.set_yticks(range(len(queries)), queries if hi == 0 else [""] * len(queries), fontsize=6)
+            if li == 0:
+                ax.set_title(f"head {hi}", fontsize=8)
+            if hi == 0:
+                ax.set_ylabel(f"layer {li}", fontsize=8)
+    fig.suptitle(f"{attention.name}: {block.replace('_', ' ')} attention (rows: queries, columns: keys)", fontsize=9)
+    return _save(fig, out_dir, stem, fmt)
