@@ -52,6 +52,13 @@ constexpr Choice<ScheduleKind> kScheduleKinds[] = {{ScheduleKind::noam, "noam"},
                                                    {ScheduleKind::constant, "constant"},
                                                    {ScheduleKind::inverse_sqrt, "inverse_sqrt"}};
 
+constexpr Choice<Dataset> kDatasets[] = {
+    {Dataset::copy, "copy"}, {Dataset::reverse, "reverse"}, {Dataset::multi30k, "multi30k"}};
+constexpr Choice<VocabularyKind> kVocabularyKinds[] = {{VocabularyKind::bpe, "bpe"},
+                                                       {VocabularyKind::unigram, "unigram"}};
+// Multi30K task 1 has these two languages.
+constexpr std::string_view kMulti30kLanguages[] = {"de", "en"};
+
 template <class T, std::size_t N>
 std::string name_of(const Choice<T> (&choices)[N], T value) {
   for (const Choice<T>& choice : choices) {
@@ -159,6 +166,13 @@ class ObjectReader {
     }
   }
 
+  void read(std::string_view key, std::string& out) {
+    if (const json* value = find(key)) {
+      if (!value->is_string()) fail(key, "expected a string, got " + describe(*value));
+      out = value->get<std::string>();
+    }
+  }
+
   void read(std::string_view key, bool& out) {
     if (const json* value = find(key)) {
       if (!value->is_boolean()) fail(key, "expected true or false, got " + describe(*value));
@@ -260,8 +274,31 @@ TrainConfig read_train(ObjectReader& in, const std::string& source) {
   in.read("max_tokens", t.max_tokens);
   in.read("update_freq", t.update_freq);
   in.read("max_steps", t.max_steps);
+  in.read("clip_norm", t.clip_norm);
+  in.read("validate_every", t.validate_every);
+  in.read("checkpoint_every", t.checkpoint_every);
   in.reject_unknown_keys();
   return t;
+}
+
+DataConfig read_data(ObjectReader& in, const std::string& source) {
+  DataConfig d;
+  in.read("dataset", d.dataset, kDatasets);
+  in.read("source_language", d.source_language);
+  in.read("target_language", d.target_language);
+  if (const json* value = in.find("vocabulary")) {
+    ObjectReader vocabulary(*value, source, in.path_of("vocabulary"));
+    vocabulary.read("kind", d.vocabulary.kind, kVocabularyKinds);
+    vocabulary.read("size", d.vocabulary.size);
+    vocabulary.reject_unknown_keys();
+  }
+  in.read("epochs", d.epochs);
+  in.read("dir", d.dir);
+  in.read("min_length", d.min_length);
+  in.read("max_length", d.max_length);
+  in.read("batch_size", d.batch_size);
+  in.reject_unknown_keys();
+  return d;
 }
 
 // ---- Validation ---------------------------------------------------------------------------
@@ -360,6 +397,45 @@ void validate_train(const Checker& check, const TrainConfig& t) {
   check.at_least("train.max_tokens", t.max_tokens, 1);
   check.at_least("train.update_freq", t.update_freq, 1);
   check.at_least("train.max_steps", t.max_steps, 0);
+  if (!(t.clip_norm >= 0)) {
+    check.fail("train.clip_norm", "must be >= 0 (0 turns clipping off), got " + format_number(t.clip_norm));
+  }
+  check.at_least("train.validate_every", t.validate_every, 1);
+  check.at_least("train.checkpoint_every", t.checkpoint_every, 1);
+}
+
+void check_language(const Checker& check, std::string_view path, const std::string& language) {
+  for (std::string_view known : kMulti30kLanguages) {
+    if (language == known) return;
+  }
+  check.fail(path, "multi30k has no language \"" + language + "\" (expected de or en)");
+}
+
+void validate_data(const Checker& check, const DataConfig& d, const ModelConfig& m) {
+  check.at_least("data.epochs", d.epochs, 0);
+  if (d.dataset == Dataset::multi30k) {
+    check_language(check, "data.source_language", d.source_language);
+    check_language(check, "data.target_language", d.target_language);
+    if (d.source_language == d.target_language) {
+      check.fail("data.target_language", "must differ from source_language \"" + d.source_language + "\"");
+    }
+    // The vocabulary's ids index the embedding table, so the two sizes are one number.
+    if (d.vocabulary.size != m.vocab_size) {
+      check.fail("data.vocabulary.size", "must equal model.vocab_size " + std::to_string(m.vocab_size) +
+                                             ", got " + std::to_string(d.vocabulary.size));
+    }
+    // pad, bos, eos, unk and at least a few pieces.
+    check.at_least("data.vocabulary.size", d.vocabulary.size, 8);
+    if (m.pad_id != 0) {
+      check.fail("model.pad_id", "must be 0 for multi30k (the vocabulary's pad id), got " + std::to_string(m.pad_id));
+    }
+  } else {
+    check.at_least("data.min_length", d.min_length, 1);
+    // max_length + EOS against model.max_len is checked when batches are made (copy_task.h):
+    // a config used only for `forward` need not fit the copy task's defaults.
+    check.at_least("data.max_length", d.max_length, d.min_length, " (min_length)");
+    check.at_least("data.batch_size", d.batch_size, 1);
+  }
 }
 
 }  // namespace
@@ -372,6 +448,10 @@ Config config_from_json(const nlohmann::json& document, const std::string& sourc
   if (const nlohmann::json* train = top.find("train")) {
     ObjectReader reader(*train, source, "train");
     config.train = read_train(reader, source);
+  }
+  if (const nlohmann::json* data = top.find("data")) {
+    ObjectReader reader(*data, source, "data");
+    config.data = read_data(reader, source);
   }
   top.reject_unknown_keys();
   validate(config, source);
@@ -405,6 +485,7 @@ Config load_config(const std::string& path) {
 nlohmann::json config_to_json(const Config& config) {
   const ModelConfig& m = config.model;
   const TrainConfig& t = config.train;
+  const DataConfig& d = config.data;
   return {
       {"model",
        {{"architecture", to_string(m.architecture)},
@@ -437,7 +518,20 @@ nlohmann::json config_to_json(const Config& config) {
         {"seed", t.seed},
         {"max_tokens", t.max_tokens},
         {"update_freq", t.update_freq},
-        {"max_steps", t.max_steps}}},
+        {"max_steps", t.max_steps},
+        {"clip_norm", t.clip_norm},
+        {"validate_every", t.validate_every},
+        {"checkpoint_every", t.checkpoint_every}}},
+      {"data",
+       {{"dataset", to_string(d.dataset)},
+        {"source_language", d.source_language},
+        {"target_language", d.target_language},
+        {"vocabulary", {{"kind", to_string(d.vocabulary.kind)}, {"size", d.vocabulary.size}}},
+        {"epochs", d.epochs},
+        {"dir", d.dir},
+        {"min_length", d.min_length},
+        {"max_length", d.max_length},
+        {"batch_size", d.batch_size}}},
   };
 }
 
@@ -451,6 +545,7 @@ void validate(const Config& config, const std::string& source) {
   const Checker check(source);
   validate_model(check, config.model);
   validate_train(check, config.train);
+  validate_data(check, config.data, config.model);
 }
 
 std::string config_hash(const Config& config) { return sha256_hex(config_to_json(config).dump()); }
@@ -480,6 +575,8 @@ std::string to_string(ScheduleKind v) { return name_of(kScheduleKinds, v); }
 std::string to_string(NormKind v) { return name_of(kNormKinds, v); }
 std::string to_string(Positional v) { return name_of(kPositionals, v); }
 std::string to_string(SmoothingForm v) { return name_of(kSmoothingForms, v); }
+std::string to_string(Dataset v) { return name_of(kDatasets, v); }
+std::string to_string(VocabularyKind v) { return name_of(kVocabularyKinds, v); }
 
 std::string to_string(Activation v, bool swiglu) {
   for (const Choice<FeedForward>& choice : kFeedForwards) {

@@ -19,6 +19,8 @@ namespace trepro {
 enum class NormPlacement { post, pre };  // model.norm: "post" | "pre"
 enum class Architecture { encoder_decoder, decoder_only, encoder_only };
 enum class ScheduleKind { noam, constant, inverse_sqrt };
+enum class Dataset { copy, reverse, multi30k };
+enum class VocabularyKind { bpe, unigram };
 
 struct ModelConfig {
   Architecture architecture = Architecture::encoder_decoder;  // "encoder_decoder" | "decoder_only" | "encoder_only"
@@ -66,12 +68,37 @@ struct TrainConfig {
   // larger); update_freq batches are accumulated into one optimizer step.
   std::int64_t max_tokens = 4096;
   std::int64_t update_freq = 1;
+  // The run stops after max_steps optimizer steps or after data.epochs, whichever comes first.
   std::int64_t max_steps = 1000;
+  double clip_norm = 0.0;               // >= 0; 0 = off (the paper clips nothing)
+  std::int64_t validate_every = 500;    // steps between validation losses (and at the end)
+  std::int64_t checkpoint_every = 1000; // steps between checkpoints (and at the end)
+};
+
+struct VocabularyConfig {
+  VocabularyKind kind = VocabularyKind::bpe;  // "bpe" | "unigram" (sentencepiece)
+  std::int64_t size = 8000;                   // joint source+target; must equal model.vocab_size
+};
+
+struct DataConfig {
+  Dataset dataset = Dataset::copy;    // "copy" | "reverse" (synthetic) | "multi30k"
+  std::string source_language = "de"; // multi30k: "de" | "en"
+  std::string target_language = "en"; // multi30k: the other one
+  VocabularyConfig vocabulary;        // multi30k only
+  std::int64_t epochs = 0;            // >= 0; 0 = no epoch limit (synthetic data never runs out)
+  // The folder that holds multi30k/; empty: --data-dir, then $TREPRO_DATA_DIR, then
+  // <source dir>/../shared/data, then /work/shared/data.
+  std::string dir;
+  // copy / reverse only: sequence lengths (before EOS) and sentences per batch.
+  std::int64_t min_length = 4;
+  std::int64_t max_length = 12;
+  std::int64_t batch_size = 32;
 };
 
 struct Config {
   ModelConfig model;
   TrainConfig train;
+  DataConfig data;
 };
 
 // Parses and validates; `source` names the file (or "<string>") in error messages.
@@ -105,5 +132,7 @@ std::string to_string(NormKind v);
 std::string to_string(Activation v, bool swiglu);
 std::string to_string(Positional v);
 std::string to_string(SmoothingForm v);
+std::string to_string(Dataset v);
+std::string to_string(VocabularyKind v);
 
 }  // namespace trepro

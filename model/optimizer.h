@@ -29,10 +29,10 @@ class Adam {
 
 struct StepResult {
   std::int64_t step = 0;     // the optimizer step just taken, from 1
-  double loss = 0.0;         // label-smoothed, mean over non-pad target tokens
+  double loss = 0.0;         // label-smoothed, mean over the non-pad target tokens of all batches
   double learning_rate = 0.0;
-  double grad_norm = 0.0;    // L2 norm over every parameter's gradient, before the update
-  std::int64_t tokens = 0;   // non-pad target tokens
+  double grad_norm = 0.0;    // L2 norm over every parameter's gradient, before clipping and the update
+  std::int64_t tokens = 0;   // non-pad target tokens of all batches
 };
 
 struct NonFiniteError : std::runtime_error {
@@ -47,6 +47,15 @@ class Trainer {
   // Adam update. Throws NonFiniteError naming the step when the loss or a gradient is NaN/Inf,
   // before the parameters are touched.
   StepResult step(const Batch& batch);
+  // Gradient accumulation (train.update_freq): one optimizer step over several batches. The
+  // loss is normalised by the total non-pad target tokens N of all of them, so the step equals
+  // one taken on their union:
+  //   loss = sum_j n_j loss_j / N,   grad = sum_j (n_j / N) grad_j
+  // where batch j has n_j tokens and its mean loss_j (dropout of batch j keyed by (seed, step, j)).
+  // With train.clip_norm > 0 the gradient is scaled by min(1, clip_norm / |g|) before Adam.
+  StepResult step(const std::vector<Batch>& batches);
+  // For resuming: the next step() takes step `steps + 1`.
+  void set_steps_done(std::int64_t steps) { steps_done_ = steps; }
   std::int64_t steps_done() const { return steps_done_; }
   Adam& optimizer() { return adam_; }
 

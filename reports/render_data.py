@@ -60,19 +60,19 @@ class Run:
         dataset = get(self.data, "data", "dataset", default="?")
         return f"{dataset} {src}-{tgt}" if src and tgt else dataset
 
-    # Test results: `evaluation` (reports/schema.json); `test` is accepted as an older spelling.
+    # Test results (reports/schema.json "test"): training writes loss and perplexity of its best
+    # checkpoint, `trepro evaluate` the BLEU figures and the decoding.
     def bleu(self):
-        return _number(get(self.data, "evaluation", "bleu", "score"), get(self.data, "test", "bleu"))
+        return _number(get(self.data, "test", "bleu"))
 
     def bleu_signature(self):
-        return get(self.data, "evaluation", "bleu", "signature") or get(self.data, "test", "bleu_signature")
+        return get(self.data, "test", "bleu_signature")
 
     def bleu_tokenized_lowercase(self):
-        return _number(get(self.data, "evaluation", "bleu_tokenized_lowercase", "score"),
-                       get(self.data, "test", "bleu_tok_lc"))
+        return _number(get(self.data, "test", "bleu_tok_lc"))
 
     def test_perplexity(self):
-        return _number(get(self.data, "evaluation", "test_perplexity"), get(self.data, "test", "perplexity"))
+        return _number(get(self.data, "test", "perplexity"))
 
     def best_validation_perplexity(self):
         values = [v.get("perplexity") for v in self.validation() if isinstance(v.get("perplexity"), (int, float))]
@@ -82,11 +82,9 @@ class Run:
         return _number(get(self.data, "timings", "target_tokens_per_second"))
 
 
-def _number(*candidates):
-    for value in candidates:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    return None
+def _number(value):
+    """A JSON number as float; None for anything else (missing, null, a string)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 class Ablation:

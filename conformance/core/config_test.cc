@@ -78,7 +78,6 @@ Config every_field_changed() {
   c.model.dropout = 0.1 + 0.2;
   c.model.attention_dropout = 1.0 / 3.0;
   c.model.layer_norm_eps = 1e-6;
-  c.model.pad_id = 3;
   c.train.label_smoothing = 0.2;
   c.train.label_smoothing_form = SmoothingForm::fairseq;
   c.train.optimizer = {7e-4, 0.85, 0.999, 1e-8};
@@ -87,6 +86,19 @@ Config every_field_changed() {
   c.train.max_tokens = 25000;
   c.train.update_freq = 4;
   c.train.max_steps = 300000;
+  c.train.clip_norm = 1.0 / 3.0;
+  c.train.validate_every = 250;
+  c.train.checkpoint_every = 750;
+  c.data.dataset = Dataset::multi30k;
+  c.data.source_language = "en";
+  c.data.target_language = "de";
+  c.data.vocabulary = {VocabularyKind::unigram, 32003};
+  c.data.epochs = 10;
+  c.data.dir = "/data/here";
+  c.data.min_length = 2;
+  c.data.max_length = 20;
+  c.data.batch_size = 16;
+  c.model.pad_id = 0;  // multi30k's vocabulary pads with 0
   return c;
 }
 
@@ -118,7 +130,7 @@ TEST(Config, WritesEveryKeyOfTheContract) {
     for (const auto& [key, value] : object.items()) names.insert(key);
     return names;
   };
-  EXPECT_EQ(keys(j), (std::set<std::string>{"model", "train"}));
+  EXPECT_EQ(keys(j), (std::set<std::string>{"model", "train", "data"}));
   EXPECT_EQ(keys(j["model"]),
             (std::set<std::string>{"architecture", "vocab_size", "d_model", "heads", "encoder_layers",
                                    "decoder_layers", "d_ff", "norm", "norm_kind", "activation", "positional",
@@ -126,7 +138,11 @@ TEST(Config, WritesEveryKeyOfTheContract) {
                                    "layer_norm_eps", "pad_id"}));
   EXPECT_EQ(keys(j["train"]),
             (std::set<std::string>{"label_smoothing", "label_smoothing_form", "optimizer", "schedule", "seed",
-                                   "max_tokens", "update_freq", "max_steps"}));
+                                   "max_tokens", "update_freq", "max_steps", "clip_norm", "validate_every",
+                                   "checkpoint_every"}));
+  EXPECT_EQ(keys(j["data"]), (std::set<std::string>{"dataset", "source_language", "target_language", "vocabulary",
+                                                    "epochs", "dir", "min_length", "max_length", "batch_size"}));
+  EXPECT_EQ(keys(j["data"]["vocabulary"]), (std::set<std::string>{"kind", "size"}));
   EXPECT_EQ(keys(j["train"]["optimizer"]), (std::set<std::string>{"lr", "beta1", "beta2", "eps"}));
   EXPECT_EQ(keys(j["train"]["schedule"]), (std::set<std::string>{"kind", "warmup", "factor"}));
 }
@@ -143,6 +159,11 @@ TEST(Config, EveryFieldRoundTripsThroughJsonText) {
   EXPECT_EQ(back.model.norm_kind, NormKind::rms);
   EXPECT_EQ(back.train.seed, std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(back.train.schedule.kind, ScheduleKind::inverse_sqrt);
+  EXPECT_EQ(back.train.clip_norm, 1.0 / 3.0);
+  EXPECT_EQ(back.data.dataset, Dataset::multi30k);
+  EXPECT_EQ(back.data.vocabulary.kind, VocabularyKind::unigram);
+  EXPECT_EQ(back.data.source_language, "en");
+  EXPECT_EQ(back.data.dir, "/data/here");
   EXPECT_EQ(config_hash(back), config_hash(original));
 }
 
@@ -244,7 +265,34 @@ TEST(Config, ConstantScheduleAllowsNoWarmup) {
   EXPECT_EQ(c.train.schedule.warmup, 0);
 }
 
+TEST(Config, Multi30kDataSectionParses) {
+  const Config c = config_from_json(
+      minimal_with({{"data", {{"dataset", "multi30k"}, {"source_language", "en"}, {"target_language", "de"},
+                              {"vocabulary", {{"kind", "unigram"}, {"size", 100}}}, {"epochs", 10}}}}),
+      "cfg.json");
+  EXPECT_EQ(c.data.dataset, Dataset::multi30k);
+  EXPECT_EQ(c.data.source_language, "en");
+  EXPECT_EQ(c.data.target_language, "de");
+  EXPECT_EQ(c.data.vocabulary.kind, VocabularyKind::unigram);
+  EXPECT_EQ(c.data.epochs, 10);
+  EXPECT_EQ(c.data.dir, "");
+}
+
+TEST(Config, DataDefaultsToTheCopyTask) {
+  const Config c = config_from_json(minimal_with(json::object()), "cfg.json");
+  EXPECT_EQ(c.data.dataset, Dataset::copy);
+  EXPECT_EQ(c.data.epochs, 0);
+  EXPECT_EQ(c.train.clip_norm, 0.0);
+}
+
+TEST(ConfigErrors, Multi30kNeedsPadIdZero) {
+  EXPECT_EQ(error_of(minimal_with({{"model", {{"pad_id", 5}}}, {"data", {{"dataset", "multi30k"}, {"vocabulary", {{"size", 100}}}}}})),
+            "cfg.json: model.pad_id: must be 0 for multi30k (the vocabulary's pad id), got 5");
+}
+
 TEST(Config, EnumNamesAreTheJsonNames) {
+  EXPECT_EQ(to_string(Dataset::multi30k), "multi30k");
+  EXPECT_EQ(to_string(VocabularyKind::unigram), "unigram");
   EXPECT_EQ(to_string(Architecture::decoder_only), "decoder_only");
   EXPECT_EQ(to_string(NormPlacement::pre), "pre");
   EXPECT_EQ(to_string(NormKind::layer), "layernorm");
@@ -274,15 +322,25 @@ TEST_P(ConfigErrorTest, MessageNamesSourcePathAndReason) {
 
 json model(json fields) { return {{"model", std::move(fields)}}; }
 json train(json fields) { return {{"train", std::move(fields)}}; }
+json data(json fields) { return {{"data", std::move(fields)}}; }
+// A multi30k data section whose vocabulary matches the minimal config's vocab_size 100.
+json multi30k(json fields) {
+  json section = {{"dataset", "multi30k"}, {"vocabulary", {{"size", 100}}}};
+  section.merge_patch(fields);
+  return {{"data", std::move(section)}};
+}
 
 std::vector<ErrorCase> error_cases() {
   return {
       // Unknown keys, at every level.
-      {"unknown_top_key", {{"colour", 1}}, "cfg.json: colour: unknown key (known keys: model, train)"},
+      {"unknown_top_key", {{"colour", 1}}, "cfg.json: colour: unknown key (known keys: model, train, data)"},
       {"unknown_model_key", model({{"colour", "red"}}),
        "cfg.json: model.colour: unknown key (known keys: architecture, vocab_size, d_model, heads, "},
-      {"unknown_train_key", train({{"clip_norm", 1.0}}),
-       "cfg.json: train.clip_norm: unknown key (known keys: "},
+      {"unknown_train_key", train({{"clip", 1.0}}), "cfg.json: train.clip: unknown key (known keys: "},
+      {"unknown_data_key", data({{"language", "de"}}),
+       "cfg.json: data.language: unknown key (known keys: dataset, source_language, target_language, "},
+      {"unknown_vocabulary_key", data({{"vocabulary", {{"model_type", "bpe"}}}}),
+       "cfg.json: data.vocabulary.model_type: unknown key (known keys: kind, size)"},
       {"unknown_optimizer_key", train({{"optimizer", {{"momentum", 0.9}}}}),
        "cfg.json: train.optimizer.momentum: unknown key (known keys: lr, beta1, beta2, eps)"},
       {"unknown_schedule_key", train({{"schedule", {{"warmup_steps", 10}}}}),
@@ -382,6 +440,29 @@ std::vector<ErrorCase> error_cases() {
       {"max_tokens_0", train({{"max_tokens", 0}}), "cfg.json: train.max_tokens: must be >= 1, got 0"},
       {"update_freq_0", train({{"update_freq", 0}}), "cfg.json: train.update_freq: must be >= 1, got 0"},
       {"max_steps_negative", train({{"max_steps", -1}}), "cfg.json: train.max_steps: must be >= 0, got -1"},
+      {"clip_norm_negative", train({{"clip_norm", -1}}),
+       "cfg.json: train.clip_norm: must be >= 0 (0 turns clipping off), got -1"},
+      {"validate_every_0", train({{"validate_every", 0}}), "cfg.json: train.validate_every: must be >= 1, got 0"},
+      {"checkpoint_every_0", train({{"checkpoint_every", 0}}),
+       "cfg.json: train.checkpoint_every: must be >= 1, got 0"},
+      // The data section.
+      {"dataset_unknown", data({{"dataset", "wmt14"}}),
+       "cfg.json: data.dataset: unknown value \"wmt14\" (expected copy, reverse, multi30k)"},
+      {"vocabulary_kind_unknown", data({{"vocabulary", {{"kind", "wordpiece"}}}}),
+       "cfg.json: data.vocabulary.kind: unknown value \"wordpiece\" (expected bpe, unigram)"},
+      {"language_not_string", data({{"source_language", 1}}),
+       "cfg.json: data.source_language: expected a string, got 1"},
+      {"language_unknown", multi30k({{"source_language", "fr"}}),
+       "cfg.json: data.source_language: multi30k has no language \"fr\" (expected de or en)"},
+      {"languages_equal", multi30k({{"source_language", "en"}, {"target_language", "en"}}),
+       "cfg.json: data.target_language: must differ from source_language \"en\""},
+      {"vocabulary_size_mismatch", multi30k({{"vocabulary", {{"size", 8000}}}}),
+       "cfg.json: data.vocabulary.size: must equal model.vocab_size 100, got 8000"},
+      {"epochs_negative", data({{"epochs", -1}}), "cfg.json: data.epochs: must be >= 0, got -1"},
+      {"copy_min_length_0", data({{"min_length", 0}}), "cfg.json: data.min_length: must be >= 1, got 0"},
+      {"copy_max_below_min", data({{"min_length", 5}, {"max_length", 4}}),
+       "cfg.json: data.max_length: must be >= 5 (min_length), got 4"},
+      {"copy_batch_size_0", data({{"batch_size", 0}}), "cfg.json: data.batch_size: must be >= 1, got 0"},
   };
 }
 

@@ -56,8 +56,28 @@ def summary_checks(out):
     return links
 
 
+def fixtures_follow_the_schema(tmp):
+    """The fixture reports are what `trepro train` writes: valid against reports/schema.json."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        print("note: python3-jsonschema missing; the fixtures are not validated against the schema")
+        return
+    reports = [os.path.join(FIXTURES, "tiny_run", "report.json")]
+    with open(os.path.join(FIXTURES, "ablation_heads.json"), encoding="utf-8") as f:
+        for i, variant in enumerate(json.load(f)["variants"]):
+            if isinstance(variant["report"], dict):
+                reports.append(os.path.join(tmp, f"variant{i}.json"))
+                with open(reports[-1], "w", encoding="utf-8") as out:
+                    json.dump(variant["report"], out)
+    validate = os.path.join(HERE, "..", "..", "reports", "validate_report.py")
+    result = subprocess.run([sys.executable, validate, *reports], capture_output=True, text=True)
+    check(result.returncode == 0, f"fixtures valid against reports/schema.json {result.stderr.strip()}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        fixtures_follow_the_schema(tmp)
         out = os.path.join(tmp, "svg")
         result = render([FIXTURES], out)
         check(result.returncode == 0, f"render the fixtures (stderr: {result.stderr.strip()})")

@@ -9,6 +9,10 @@ void add_backends_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_average_command(CLI::App& app);
 void add_bleu_command(CLI::App& app);
+void add_translate_command(CLI::App& app);
+void add_evaluate_command(CLI::App& app);
+void add_attention_command(CLI::App& app);
 
 }  // namespace trepro::cli

@@ -1,0 +1,145 @@
+// trepro evaluate RUN: decodes a Multi30K split (default test_2016_flickr) with the run's best
+// (or a named, or averaged) checkpoint and writes into RUN/report.json's "test" object
+// (reports/schema.json): sacreBLEU-compatible BLEU with its signature, the tokenized lower-cased
+// BLEU of the public Multi30K anchor, the split's loss and perplexity (cross-entropy without
+// smoothing, per target token) and how it decoded. The detokenized output goes to
+// RUN/<split>.<checkpoint>.hyp.<language>.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "experiments/bleu/bleu_files.h"
+#include "experiments/commands/commands.h"
+#include "experiments/commands/translation_model.h"
+#include "experiments/data/multi30k.h"
+#include "experiments/data/token_batches.h"
+
+namespace trepro::cli {
+
+namespace {
+
+struct EvaluateOptions {
+  TranslationModelOptions model;
+  TranslateOptions search;
+  std::string split = "test_2016_flickr";
+  std::string data_dir;
+};
+
+struct Perplexity {
+  double loss = 0.0;
+  std::int64_t tokens = 0, skipped_pairs = 0;
+};
+
+// Teacher-forced cross-entropy over the split, in length-sorted batches of max_tokens.
+Perplexity split_perplexity(const TranslationModel& t, const ParallelText& text, std::int64_t max_tokens) {
+  std::vector<TokenPair> pairs;
+  for (std::size_t i = 0; i < text.source.size(); ++i) {
+    pairs.push_back({t.vocabulary->encode(text.source[i]), t.vocabulary->encode(text.target[i])});
+  }
+  Perplexity p;
+  pairs = pairs_within(std::move(pairs), t.config.model.max_len, &p.skipped_pairs);
+  double weighted = 0.0;
+  for (const std::vector<std::size_t>& rows : token_batches_in_order(pairs, max_tokens)) {
+    const Batch batch = make_batch(pairs, rows, t.config.model.pad_id, Vocabulary::kBos, Vocabulary::kEos);
+    t.model->forward(batch);
+    const double loss = t.model->loss(batch.labels, 0.0, SmoothingForm::uniform);
+    weighted += loss * static_cast<double>(t.model->loss_tokens());
+    p.tokens += t.model->loss_tokens();
+  }
+  p.loss = p.tokens > 0 ? weighted / static_cast<double>(p.tokens) : 0.0;
+  return p;
+}
+
+std::string in_run(const std::string& run_dir, const std::string& name) {
+  return (std::filesystem::path(run_dir) / name).string();
+}
+
+// `path` relative to the run folder when it is inside it (the schema's convention), else as given.
+std::string relative_to_run(const std::string& run_dir, const std::string& path) {
+  const std::filesystem::path relative =
+      std::filesystem::weakly_canonical(path).lexically_relative(std::filesystem::weakly_canonical(run_dir));
+  return !relative.empty() && *relative.begin() != ".." ? relative.string() : path;
+}
+
+void run_evaluate(const EvaluateOptions& o) {
+  const std::string report_path = in_run(o.model.run_dir, "report.json");
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(read_file(report_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(report_path + ": not JSON: " + e.what());
+  }
+  const TranslationModel t = load_translation_model(o.model);
+  const DataConfig& data = t.config.data;
+  if (data.dataset != Dataset::multi30k) {
+    throw std::invalid_argument(in_run(o.model.run_dir, "config.json") + ": data.dataset: evaluate decodes Multi30K");
+  }
+  const ParallelText text = read_multi30k(resolve_data_dir(o.data_dir.empty() ? data.dir : o.data_dir), o.split,
+                                          data.source_language, data.target_language);
+  std::vector<std::vector<std::int64_t>> sources;
+  for (const std::string& line : text.source) sources.push_back(t.encode_source(line));
+  std::vector<std::string> hypotheses;
+  for (const Hypothesis& h : translate_all(*t.model, sources, t.tokens(), o.search)) hypotheses.push_back(t.detokenize(h));
+
+  const std::string stem = std::filesystem::path(t.checkpoint).stem().string();
+  const std::string hyp_file = o.split + "." + stem + ".hyp." + data.target_language;
+  std::string hyp_text;
+  for (const std::string& h : hypotheses) hyp_text += h + "\n";
+  write_file_atomically(in_run(o.model.run_dir, hyp_file), hyp_text);
+
+  const bleu::BleuOptions sacre;
+  const bleu::BleuScore score = bleu::corpus_bleu(hypotheses, {text.target}, sacre);
+  const std::string signature = bleu::signature(sacre, 1);
+  const double tok_lc = bleu::tokenized_lowercase_bleu(hypotheses, {text.target});
+  const Perplexity ppl = split_perplexity(t, text, o.search.max_tokens);
+
+  // reports/schema.json "test": training wrote loss and perplexity of the best checkpoint; these
+  // replace them with the figures of the checkpoint decoded, so that every field is about one.
+  nlohmann::json& test = report["test"];
+  test["split"] = o.split;
+  test["checkpoint"] = relative_to_run(o.model.run_dir, t.checkpoint);
+  test["checkpoint_step"] = t.checkpoint_step;
+  test["loss"] = ppl.loss;
+  test["perplexity"] = std::exp(ppl.loss);
+  test["bleu"] = score.score;
+  test["bleu_signature"] = signature;
+  test["bleu_tok_lc"] = tok_lc;
+  test["hypotheses_file"] = hyp_file;
+  test["decoding"] = {{"search", describe(o.search)},
+                      {"greedy", o.search.greedy},
+                      {"beam", o.search.greedy ? 1 : o.search.beam},
+                      {"length_penalty_alpha", o.search.alpha},
+                      {"max_extra", o.search.max_extra},
+                      {"sentences", hypotheses.size()},
+                      {"bleu_verbose", bleu::verbose_score(score)},
+                      {"bleu_tok_lc_tokens", "13a tokens of lower-cased lines (torchtext bleu_score, unsmoothed)"},
+                      {"loss_target_tokens", ppl.tokens},
+                      {"loss_skipped_pairs", ppl.skipped_pairs}};
+  write_file_atomically(report_path, report.dump(1) + "\n");
+
+  std::printf("%s %s->%s with %s (%s)\n", o.split.c_str(), data.source_language.c_str(),
+              data.target_language.c_str(), t.checkpoint.c_str(), describe(o.search).c_str());
+  std::printf("BLEU|%s = %.2f %s\n", signature.c_str(), score.score, bleu::verbose_score(score).c_str());
+  std::printf("tokenized lower-cased BLEU = %.2f\n", tok_lc);
+  std::printf("loss %.4f  perplexity %.3f  (%lld target tokens, %lld pairs past max_len skipped)\n", ppl.loss,
+              std::exp(ppl.loss), static_cast<long long>(ppl.tokens), static_cast<long long>(ppl.skipped_pairs));
+  std::printf("wrote %s and %s\n", in_run(o.model.run_dir, hyp_file).c_str(), report_path.c_str());
+}
+
+}  // namespace
+
+void add_evaluate_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("evaluate", "Decode a Multi30K split with a run, add BLEU and perplexity to its report");
+  auto o = std::make_shared<EvaluateOptions>();
+  o->model.add_options(*cmd);
+  add_search_options(*cmd, o->search);
+  cmd->add_option("--split", o->split, "Multi30K split (test_2016_flickr, val)");
+  cmd->add_option("--data-dir", o->data_dir, "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...)");
+  cmd->callback([o] { run_evaluate(*o); });
+}
+
+}  // namespace trepro::cli

@@ -1,0 +1,105 @@
+#include "experiments/commands/translation_model.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "core/safetensors.h"
+#include "experiments/training/checkpoint.h"
+
+namespace trepro::cli {
+
+namespace {
+
+std::string in_run(const std::string& run_dir, const std::string& name) {
+  return (std::filesystem::path(run_dir) / name).string();
+}
+
+// The weights to load: a named file, the average of the last N step checkpoints (written once
+// to RUN/checkpoints/average_last_N.safetensors), or the best checkpoint.
+std::string weights_path(const TranslationModelOptions& o) {
+  if (!o.checkpoint.empty() && o.average > 0) {
+    throw std::invalid_argument("give --checkpoint or --average, not both");
+  }
+  if (!o.checkpoint.empty()) return o.checkpoint;
+  if (o.average > 0) {
+    const std::vector<StepCheckpoint> all = list_step_checkpoints(o.run_dir);
+    if (static_cast<std::int64_t>(all.size()) < o.average) {
+      throw std::runtime_error(checkpoint_dir(o.run_dir) + ": --average " + std::to_string(o.average) + " needs " +
+                               std::to_string(o.average) + " step checkpoints, found " + std::to_string(all.size()));
+    }
+    std::vector<std::string> paths;
+    for (auto it = all.end() - o.average; it != all.end(); ++it) paths.push_back(it->path);
+    const std::string out = in_run(checkpoint_dir(o.run_dir), "average_last_" + std::to_string(o.average) + "_to_" +
+                                                                  std::to_string(all.back().step) + ".safetensors");
+    average_checkpoints(paths, out);
+    return out;
+  }
+  return best_checkpoint_path(o.run_dir);
+}
+
+}  // namespace
+
+void TranslationModelOptions::add_options(CLI::App& cmd) {
+  cmd.add_option("run", run_dir, "run folder of `trepro train` (config.json, vocab.model, checkpoints/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd.add_option("--checkpoint", checkpoint, "weights to use (default: RUN/checkpoints/best.safetensors)");
+  cmd.add_option("--average", average, "use the mean of the last N step checkpoints (the paper: 5)")
+      ->check(CLI::PositiveNumber);
+  backend.add_options(cmd);
+}
+
+TranslationModel load_translation_model(const TranslationModelOptions& o) {
+  TranslationModel t;
+  t.config = load_config(in_run(o.run_dir, "config.json"));
+  if (t.config.model.architecture != Architecture::encoder_decoder) {
+    throw std::invalid_argument(in_run(o.run_dir, "config.json") + ": model.architecture: translation needs "
+                                "encoder_decoder, this run is " + to_string(t.config.model.architecture));
+  }
+  t.vocabulary = std::make_unique<Vocabulary>(Vocabulary::load(in_run(o.run_dir, "vocab.model")));
+  if (t.vocabulary->size() != t.config.model.vocab_size) {
+    throw std::runtime_error(in_run(o.run_dir, "vocab.model") + ": " + std::to_string(t.vocabulary->size()) +
+                             " pieces, but model.vocab_size is " + std::to_string(t.config.model.vocab_size));
+  }
+  t.backend = o.backend.make();
+  t.model = std::make_unique<Transformer>(t.config.model, *t.backend);
+  t.checkpoint = weights_path(o);
+  SafetensorsFile file = read_safetensors(t.checkpoint);
+  // A training checkpoint also holds the Adam moments; decoding needs the parameters only.
+  std::erase_if(file.tensors, [](const auto& entry) { return entry.first.rfind("adam.", 0) == 0; });
+  t.model->parameters().load(*t.backend, file, t.checkpoint);
+  if (auto step = file.metadata.find("step"); step != file.metadata.end()) t.checkpoint_step = std::stoll(step->second);
+  return t;
+}
+
+std::vector<std::int64_t> TranslationModel::encode_source(const std::string& text) const {
+  std::vector<std::int64_t> ids;
+  for (int id : vocabulary->encode(text)) ids.push_back(id);
+  if (!ids.empty()) ids.push_back(Vocabulary::kEos);
+  return ids;
+}
+
+std::string TranslationModel::detokenize(const Hypothesis& hypothesis) const {
+  return vocabulary->decode(std::vector<int>(hypothesis.tokens.begin(), hypothesis.tokens.end()));
+}
+
+void add_search_options(CLI::App& cmd, TranslateOptions& options) {
+  cmd.add_flag("--greedy", options.greedy, "greedy search instead of beam search");
+  cmd.add_option("--beam", options.beam, "beam size (the paper: 4)")->check(CLI::PositiveNumber);
+  cmd.add_option("--alpha", options.alpha, "GNMT length penalty exponent (the paper: 0.6)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-extra", options.max_extra, "maximum output length = source length + this (the paper: 50)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-tokens", options.max_tokens, "source tokens per decoding batch")->check(CLI::PositiveNumber);
+}
+
+std::string describe(const TranslateOptions& options) {
+  const std::string length = "max length source + " + std::to_string(options.max_extra);
+  if (options.greedy) return "greedy, " + length;
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "%g", options.alpha);
+  return "beam " + std::to_string(options.beam) + ", alpha " + alpha + ", " + length;
+}
+
+}  // namespace trepro::cli

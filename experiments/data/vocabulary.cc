@@ -1,0 +1,105 @@
+#include "experiments/data/vocabulary.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include "core/atomic_file.h"
+
+namespace trepro {
+
+namespace {
+
+// Feeds sentencepiece's trainer from memory, so no temporary corpus file is written.
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(const std::vector<std::string>& sentences) : sentences_(sentences) {}
+  bool done() const override { return index_ >= sentences_.size(); }
+  void Next() override { ++index_; }
+  const std::string& value() const override { return sentences_[index_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  const std::vector<std::string>& sentences_;
+  std::size_t index_ = 0;
+};
+
+void check_special_ids(const sentencepiece::SentencePieceProcessor& sp, const std::string& source) {
+  const int expected[] = {Vocabulary::kPad, Vocabulary::kBos, Vocabulary::kEos, Vocabulary::kUnk};
+  const int actual[] = {sp.pad_id(), sp.bos_id(), sp.eos_id(), sp.unk_id()};
+  const char* names[] = {"pad", "bos", "eos", "unk"};
+  for (int i = 0; i < 4; ++i) {
+    if (actual[i] != expected[i]) {
+      throw std::runtime_error(source + ": " + names[i] + " id is " + std::to_string(actual[i]) + ", expected " +
+                               std::to_string(expected[i]) + " (pad=0, bos=1, eos=2, unk=3)");
+    }
+  }
+}
+
+}  // namespace
+
+Vocabulary::Vocabulary(std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor, std::string source)
+    : processor_(std::move(processor)), source_(std::move(source)) {}
+
+Vocabulary Vocabulary::train(const std::vector<std::string>& sentences, const VocabularyOptions& options,
+                             const std::string& model_path) {
+  if (sentences.empty()) throw std::invalid_argument("vocabulary: no sentences to train on");
+  const std::unordered_map<std::string, std::string> arguments = {
+      {"model_type", to_string(options.kind)},
+      {"vocab_size", std::to_string(options.size)},
+      {"pad_id", "0"}, {"bos_id", "1"}, {"eos_id", "2"}, {"unk_id", "3"},
+      // Every character of the corpus gets a piece (Latin script: no reason to drop any).
+      {"character_coverage", "1.0"},
+      {"num_threads", std::to_string(options.threads)},
+      // Multi30K is small enough to use whole; sentencepiece would otherwise sample.
+      {"input_sentence_size", std::to_string(sentences.size())},
+      {"shuffle_input_sentence", "false"},
+      {"minloglevel", "2"},
+  };
+  VectorIterator iterator(sentences);
+  std::string serialized;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(arguments, &iterator, &serialized);
+  if (!status.ok()) {
+    throw std::runtime_error(model_path + ": sentencepiece training failed: " + std::string(status.message()));
+  }
+  write_file_atomically(model_path, serialized);
+  return load(model_path);
+}
+
+Vocabulary Vocabulary::load(const std::string& model_path) {
+  auto sp = std::make_shared<sentencepiece::SentencePieceProcessor>();
+  const auto status = sp->Load(model_path);
+  if (!status.ok()) {
+    throw std::runtime_error(model_path + ": cannot load the sentencepiece model: " + std::string(status.message()));
+  }
+  check_special_ids(*sp, model_path);
+  return Vocabulary(std::move(sp), model_path);
+}
+
+std::vector<int> Vocabulary::encode(const std::string& text) const {
+  std::vector<int> ids;
+  const auto status = processor_->Encode(text, &ids);
+  if (!status.ok()) throw std::runtime_error(source_ + ": cannot encode: " + std::string(status.message()));
+  return ids;
+}
+
+std::string Vocabulary::decode(const std::vector<int>& ids) const {
+  std::vector<int> pieces;
+  for (int id : ids) {
+    if (id < 0 || id >= size()) {
+      throw std::invalid_argument(source_ + ": id " + std::to_string(id) + " is outside [0, " +
+                                  std::to_string(size()) + ")");
+    }
+    if (id != kPad && id != kBos && id != kEos) pieces.push_back(id);
+  }
+  std::string text;
+  const auto status = processor_->Decode(pieces, &text);
+  if (!status.ok()) throw std::runtime_error(source_ + ": cannot decode: " + std::string(status.message()));
+  return text;
+}
+
+int Vocabulary::size() const { return processor_->GetPieceSize(); }
+
+}  // namespace trepro

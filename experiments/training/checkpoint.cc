@@ -1,0 +1,144 @@
+#include "experiments/training/checkpoint.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+
+#include "core/safetensors.h"
+
+namespace trepro {
+
+namespace {
+
+// Doubles as the shortest text that reads back exactly (metadata values are strings).
+std::string exact(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+const std::string& field(const SafetensorsFile& file, const std::string& path, const std::string& key) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw std::runtime_error(path + ": metadata " + key + ": missing (not a checkpoint?)");
+  return it->second;
+}
+
+template <class T>
+T number(const SafetensorsFile& file, const std::string& path, const std::string& key) {
+  const std::string& text = field(file, path, key);
+  T value{};
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size()) {
+    throw std::runtime_error(path + ": metadata " + key + ": not a number: \"" + text + "\"");
+  }
+  return value;
+}
+
+bool is_optimizer_state(const std::string& name) { return name.starts_with("adam."); }
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, const CheckpointState& state) {
+  Backend& backend = model.backend();
+  std::map<std::string, Tensor> tensors = model.parameters().values(backend);
+  tensors.merge(adam.state(backend));
+  const std::map<std::string, std::string> metadata = {
+      {"format", "trepro-checkpoint-1"},
+      {"step", std::to_string(state.step)},
+      {"epoch", std::to_string(state.position.epoch)},
+      {"batch", std::to_string(state.position.batch)},
+      {"seed", std::to_string(state.seed)},
+      {"best_validation_loss", exact(state.best_validation_loss)},
+      {"best_step", std::to_string(state.best_step)},
+      {"config_hash", state.config_hash},
+  };
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  write_safetensors(path, tensors, metadata);
+}
+
+CheckpointState load_checkpoint(const std::string& path, Transformer& model, Adam& adam) {
+  SafetensorsFile file = read_safetensors(path);
+  SafetensorsFile weights;
+  std::map<std::string, Tensor> moments;
+  for (auto& [name, tensor] : file.tensors) {
+    (is_optimizer_state(name) ? moments : weights.tensors)[name] = tensor;
+  }
+  model.parameters().load(model.backend(), weights, path);
+  adam.load_state(model.backend(), moments, path);
+  CheckpointState state;
+  state.step = number<std::int64_t>(file, path, "step");
+  state.position = {number<std::int64_t>(file, path, "epoch"), number<std::int64_t>(file, path, "batch")};
+  state.seed = number<std::uint64_t>(file, path, "seed");
+  state.best_validation_loss = number<double>(file, path, "best_validation_loss");
+  state.best_step = number<std::int64_t>(file, path, "best_step");
+  state.config_hash = field(file, path, "config_hash");
+  return state;
+}
+
+std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
+
+std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step) {
+  return (std::filesystem::path(checkpoint_dir(run_dir)) / ("step_" + std::to_string(step) + ".safetensors")).string();
+}
+
+std::string best_checkpoint_path(const std::string& run_dir) {
+  return (std::filesystem::path(checkpoint_dir(run_dir)) / "best.safetensors").string();
+}
+
+std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir) {
+  std::vector<StepCheckpoint> found;
+  const std::filesystem::path dir = checkpoint_dir(run_dir);
+  if (!std::filesystem::is_directory(dir)) return found;
+  static const std::regex pattern("step_([0-9]+)\\.safetensors");
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) found.push_back({std::stoll(match[1].str()), entry.path().string()});
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  return found;
+}
+
+void average_checkpoints(const std::vector<std::string>& paths, const std::string& out) {
+  if (paths.empty()) throw std::invalid_argument("average: no checkpoints");
+  std::map<std::string, Tensor> sums;  // float64
+  DType dtype = DType::f32;
+  for (std::size_t f = 0; f < paths.size(); ++f) {
+    const SafetensorsFile file = read_safetensors(paths[f]);
+    std::size_t count = 0;
+    for (const auto& [name, tensor] : file.tensors) {
+      if (is_optimizer_state(name)) continue;
+      ++count;
+      if (f == 0) {
+        dtype = tensor.dtype();
+        sums[name] = Tensor::zeros(tensor.shape(), DType::f64);
+      }
+      const auto it = sums.find(name);
+      if (it == sums.end()) throw std::runtime_error(paths[f] + ": tensor " + name + ": not in " + paths[0]);
+      if (it->second.shape() != tensor.shape()) {
+        throw std::runtime_error(paths[f] + ": tensor " + name + ": shape " + shape_string(tensor.shape()) +
+                                 ", but " + shape_string(it->second.shape()) + " in " + paths[0]);
+      }
+      double* sum = it->second.data<double>();
+      for (std::int64_t i = 0; i < tensor.numel(); ++i) sum[i] += tensor.at(i);
+    }
+    if (count != sums.size()) {
+      throw std::runtime_error(paths[f] + ": has " + std::to_string(count) + " parameters, " + paths[0] + " has " +
+                               std::to_string(sums.size()));
+    }
+  }
+  std::map<std::string, Tensor> mean;
+  const double n = static_cast<double>(paths.size());
+  for (const auto& [name, sum] : sums) {
+    Tensor result = Tensor::empty(sum.shape(), dtype);
+    for (std::int64_t i = 0; i < sum.numel(); ++i) result.set(i, sum.at(i) / n);
+    mean[name] = std::move(result);
+  }
+  std::map<std::string, std::string> metadata = {{"format", "trepro-average-1"},
+                                                 {"averaged", std::to_string(paths.size())}};
+  write_safetensors(out, mean, metadata);
+}
+
+}  // namespace trepro

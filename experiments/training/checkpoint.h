@@ -1,0 +1,52 @@
+// Training checkpoints: one safetensors file holding every parameter by its name (what
+// `forward --weights`, decoding and Parameters::load read), the Adam moments as adam.m.<name>
+// and adam.v.<name> (ignored by loaders of weights), and in __metadata__ the step, the data
+// position, the seed, the best validation loss so far and the config hash. Dropout is keyed by
+// (seed, step, batch), so these are the whole state of a run: resuming from step N continues
+// bit-identically to a run never interrupted.
+//
+// Run folder layout: RUN/checkpoints/step_<N>.safetensors, RUN/checkpoints/best.safetensors.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "experiments/training/training_data.h"
+#include "model/optimizer.h"
+
+namespace trepro {
+
+struct CheckpointState {
+  std::int64_t step = 0;
+  DataPosition position;
+  std::uint64_t seed = 0;
+  double best_validation_loss = std::numeric_limits<double>::infinity();
+  std::int64_t best_step = 0;
+  std::string config_hash;
+};
+
+// Atomic (temporary file, fsync, rename).
+void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, const CheckpointState& state);
+// Loads parameters and Adam moments into `model` and `adam`; throws naming `path` on a missing
+// tensor, a wrong shape or missing metadata.
+CheckpointState load_checkpoint(const std::string& path, Transformer& model, Adam& adam);
+
+std::string checkpoint_dir(const std::string& run_dir);
+std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
+std::string best_checkpoint_path(const std::string& run_dir);
+
+struct StepCheckpoint {
+  std::int64_t step;
+  std::string path;
+};
+// RUN/checkpoints/step_<N>.safetensors, by increasing N.
+std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir);
+
+// The element-wise mean of the parameters (not the Adam moments) of `paths`, computed in double
+// and written in the first file's dtype to `out` (atomically). Every file must hold the same
+// parameter names and shapes.
+void average_checkpoints(const std::vector<std::string>& paths, const std::string& out);
+
+}  // namespace trepro

@@ -1,0 +1,109 @@
+#include "experiments/training/run_report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/atomic_file.h"
+#include "experiments/run_info.h"
+
+namespace trepro {
+
+RunHistory RunHistory::load(const std::string& path, std::int64_t last_step) {
+  RunHistory history;
+  if (!std::filesystem::exists(path)) return history;
+  std::ifstream in(path);
+  std::string line, kept;
+  for (std::int64_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    nlohmann::json entry;
+    try {
+      entry = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      // A line cut short by a kill is the last one; everything it held is recomputed.
+      break;
+    }
+    if (!entry.contains("kind") || !entry.contains("step")) {
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": expected {\"kind\", \"step\", ...}");
+    }
+    if (entry["step"].get<std::int64_t>() > last_step) continue;
+    const std::string kind = entry["kind"];
+    entry.erase("kind");
+    (kind == "step" ? history.steps : history.validation).push_back(entry);
+    kept += line + "\n";
+  }
+  write_file_atomically(path, kept);
+  return history;
+}
+
+void RunHistory::append(const std::string& path, const std::string& kind, const nlohmann::json& entry) {
+  (kind == "step" ? steps : validation).push_back(entry);
+  nlohmann::json line = entry;
+  line["kind"] = kind;
+  std::ofstream out(path, std::ios::app);
+  out << line.dump() << "\n";
+  if (!out) throw std::runtime_error(path + ": cannot append");
+}
+
+nlohmann::json build_facts(const Backend& backend) {
+  // The reference backend is plain Eigen (whatever -march the build used); optimized backends
+  // name their SIMD target after the last '-' ("cpu-avx2").
+  const std::string name = backend.name();
+  const auto dash = name.rfind('-');
+  const std::string simd = name.starts_with("cpu") && dash != std::string::npos ? name.substr(dash + 1) : "none";
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();  // Eigen's GEMM threads in the reference backend
+#else
+  const int threads = 1;
+#endif
+  return {{"git_commit", git_commit()},
+          {"backend", name},
+          {"simd_target", simd},
+          {"threads", threads},
+          {"hardware_threads", std::thread::hardware_concurrency()},
+          {"compiler", compiler_version()}};
+}
+
+namespace {
+
+// The test fields an earlier report.json holds (an unreadable one holds none: it is rewritten).
+nlohmann::json previous_test_fields(const std::string& path) {
+  if (!std::filesystem::exists(path)) return nlohmann::json::object();
+  try {
+    nlohmann::json test = nlohmann::json::parse(read_file(path)).value("test", nlohmann::json::object());
+    return test.is_object() ? test : nlohmann::json::object();
+  } catch (const nlohmann::json::exception&) {
+    return nlohmann::json::object();
+  }
+}
+
+}  // namespace
+
+void write_run_report(const std::string& path, nlohmann::json run, const RunHistory& history, const Backend& backend) {
+  nlohmann::json test = previous_test_fields(path);
+  test.update(run.value("test", nlohmann::json::object()));
+  double seconds = 0.0;
+  std::int64_t tokens = 0;
+  for (const nlohmann::json& step : history.steps) {
+    seconds += step.value("seconds", 0.0);
+    tokens += step.value("tokens", std::int64_t{0});
+  }
+  nlohmann::json report = {{"schema_version", 1}, {"kind", "train"}, {"created", utc_now()}};
+  report.update(run);
+  report.update(build_facts(backend));
+  report["test"] = test;
+  report["steps"] = history.steps;
+  report["validation"] = history.validation;
+  report["timings"] = {{"train_seconds", seconds},
+                       {"target_tokens", tokens},
+                       {"target_tokens_per_second", seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0}};
+  report["peak_memory_bytes"] = peak_memory_bytes();
+  write_file_atomically(path, report.dump(2) + "\n");
+}
+
+}  // namespace trepro

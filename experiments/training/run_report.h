@@ -1,0 +1,40 @@
+// report.json of a training run (validated against reports/schema.json): what ran (config and
+// its hash, git commit, backend, SIMD target, threads, compiler, seed, data), what happened
+// (per-step loss / learning rate / gradient norm, the validation curve, the best checkpoint,
+// test perplexity), how fast (target tokens per second) and how big (peak memory).
+// `test` is shared with decoding (`trepro evaluate` adds test.bleu, test.bleu_signature,
+// test.bleu_tok_lc, test.hypotheses_file): each writer keeps the fields it does not set.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend.h"
+#include "core/config.h"
+
+namespace trepro {
+
+// Every step and validation of the run so far, also kept in RUN/history.jsonl (one JSON object
+// a line) so that a resumed run reports the whole run.
+struct RunHistory {
+  nlohmann::json steps = nlohmann::json::array();       // {step, epoch, loss, learning_rate, grad_norm, tokens, seconds}
+  nlohmann::json validation = nlohmann::json::array();  // {step, loss, perplexity}
+
+  // Reads RUN/history.jsonl keeping entries up to `last_step`, and rewrites it so (a resumed run
+  // drops what the interrupted one did after its last checkpoint). Missing file: empty.
+  static RunHistory load(const std::string& path, std::int64_t last_step);
+  void append(const std::string& path, const std::string& kind, const nlohmann::json& entry);
+};
+
+// The facts of this process: git commit, backend, SIMD target, threads, compiler.
+nlohmann::json build_facts(const Backend& backend);
+
+// Completes `run` (status, config, config_hash, seed, data, best, test, resumed and maybe error,
+// from the training loop) with the build facts, the history, timings over the whole run and
+// the peak memory, and writes it to `path` atomically. The `test` fields of an existing report
+// that `run` does not set (BLEU from decoding) are kept.
+void write_run_report(const std::string& path, nlohmann::json run, const RunHistory& history, const Backend& backend);
+
+}  // namespace trepro

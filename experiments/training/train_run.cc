@@ -1,0 +1,226 @@
+#include "experiments/training/train_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/config.h"
+#include "core/safetensors.h"
+#include "experiments/run_info.h"
+#include "experiments/training/checkpoint.h"
+#include "experiments/training/progress.h"
+#include "experiments/training/run_report.h"
+#include "experiments/training/training_data.h"
+
+namespace trepro {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string in_run(const std::string& run_dir, const std::string& name) { return (fs::path(run_dir) / name).string(); }
+
+// The config of the run: CONFIG, or RUN/config.json on resume (CONFIG, when also given, must be
+// the same run apart from the overridable lengths).
+Config run_config(const TrainRunOptions& o) {
+  const std::string saved = in_run(o.run_dir, "config.json");
+  Config config;
+  if (o.resume) {
+    if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
+    config = load_config(saved);
+    if (!o.config_path.empty()) {
+      Config given = load_config(o.config_path);
+      given.train.max_steps = config.train.max_steps;
+      given.train.validate_every = config.train.validate_every;
+      given.train.checkpoint_every = config.train.checkpoint_every;
+      if (config_hash(given) != config_hash(config)) {
+        throw std::runtime_error(o.config_path + ": differs from " + saved + " (resume continues the saved config)");
+      }
+    }
+  } else {
+    if (o.config_path.empty()) throw std::invalid_argument("train: a CONFIG is required unless --resume");
+    if (fs::exists(saved)) {
+      throw std::runtime_error(saved + ": the run folder is in use (--resume continues it; or choose another --out)");
+    }
+    config = load_config(o.config_path);
+  }
+  if (o.max_steps) config.train.max_steps = *o.max_steps;
+  if (o.validate_every) config.train.validate_every = *o.validate_every;
+  if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
+  return config;
+}
+
+std::string number(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+class Run {
+ public:
+  Run(const TrainRunOptions& o)
+      : o_(o), config_(run_config(o)), backend_(o.make_backend()), model_(config_.model, *backend_) {
+    fs::create_directories(o.run_dir);
+    save_config(config_, in_run(o.run_dir, "config.json"));
+    progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
+    std::ostringstream data_log;
+    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, data_log);
+    progress_->note(data_log.str().empty() ? "data: " + to_string(config_.data.dataset) : data_log.str());
+    model_.initialize(config_.train.seed);
+    trainer_ = std::make_unique<Trainer>(model_, config_);
+    state_.seed = config_.train.seed;
+    state_.config_hash = config_hash(config_);
+    if (o.resume) resume();
+    history_ = RunHistory::load(in_run(o.run_dir, "history.jsonl"), state_.step);
+  }
+
+  void train() {
+    const std::int64_t total = estimated_last_step();
+    const auto start = Clock::now();
+    std::int64_t tokens = 0, session_steps = 0;
+    while (trainer_->steps_done() < config_.train.max_steps && !exhausted()) {
+      const auto step_start = Clock::now();
+      const std::int64_t epoch = state_.position.epoch;
+      std::vector<Batch> batches;
+      for (std::int64_t j = 0; j < config_.train.update_freq && !exhausted(); ++j) {
+        batches.push_back(data_->next(state_.position));
+      }
+      StepResult r;
+      try {
+        r = trainer_->step(batches);
+      } catch (const NonFiniteError& e) {
+        stop_non_finite(e.what());
+      }
+      state_.step = r.step;
+      tokens += r.tokens;
+      ++session_steps;
+      const auto now = Clock::now();
+      history_.append(history_path(), "step",
+                      {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
+                       {"grad_norm", r.grad_norm}, {"tokens", r.tokens},
+                       {"seconds", std::chrono::duration<double>(now - step_start).count()}});
+      // Rates and the ETA count this session only, validation and checkpoints included.
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
+      progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
+      const bool last = r.step >= config_.train.max_steps || exhausted();
+      if (r.step % config_.train.validate_every == 0 || last) validate();
+      if (r.step % config_.train.checkpoint_every == 0 || last) checkpoint();
+    }
+    finish("finished");
+  }
+
+ private:
+  bool exhausted() const { return config_.data.epochs > 0 && state_.position.epoch > config_.data.epochs; }
+  std::string history_path() const { return in_run(o_.run_dir, "history.jsonl"); }
+
+  std::int64_t estimated_last_step() {
+    const std::int64_t per_epoch = data_->batches_per_epoch();
+    if (per_epoch == 0 || config_.data.epochs == 0) return config_.train.max_steps;
+    const std::int64_t by_epochs = (per_epoch * config_.data.epochs + config_.train.update_freq - 1) / config_.train.update_freq;
+    return std::min(config_.train.max_steps, by_epochs);
+  }
+
+  void resume() {
+    const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
+    if (found.empty()) throw std::runtime_error(checkpoint_dir(o_.run_dir) + ": no step_<N>.safetensors to resume from");
+    const CheckpointState loaded = load_checkpoint(found.back().path, model_, trainer_->optimizer());
+    if (loaded.seed != config_.train.seed) {
+      throw std::runtime_error(found.back().path + ": seed " + std::to_string(loaded.seed) + " but the config has " +
+                               std::to_string(config_.train.seed));
+    }
+    state_ = loaded;
+    state_.config_hash = config_hash(config_);
+    trainer_->set_steps_done(state_.step);
+    progress_->note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
+                    std::to_string(state_.position.epoch) + ")");
+  }
+
+  void validate() {
+    const double loss = data_->validation_loss(model_);
+    history_.append(history_path(), "validation", {{"step", state_.step}, {"loss", loss}, {"perplexity", std::exp(loss)}});
+    std::string text = "validation step " + std::to_string(state_.step) + ": loss " + number(loss, 4) + "  ppl " +
+                       number(std::exp(loss), 2);
+    if (loss < state_.best_validation_loss) {
+      state_.best_validation_loss = loss;
+      state_.best_step = state_.step;
+      save_checkpoint(best_checkpoint_path(o_.run_dir), model_, trainer_->optimizer(), state_);
+      text += "  (best)";
+    }
+    progress_->note(text);
+    write_report("running", nlohmann::json::object());
+  }
+
+  void checkpoint() {
+    const std::string path = step_checkpoint_path(o_.run_dir, state_.step);
+    save_checkpoint(path, model_, trainer_->optimizer(), state_);
+    progress_->note("checkpoint " + path);
+  }
+
+  [[noreturn]] void stop_non_finite(const std::string& what) {
+    const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
+    const std::string kept = found.empty() ? "no checkpoint was written yet" : "the last good checkpoint is " + found.back().path;
+    const std::string message = what + "; training stopped, " + kept;
+    progress_->note(message);
+    write_report("non_finite", {{"message", message}});
+    throw NonFiniteError(message);
+  }
+
+  void finish(const std::string& status) {
+    nlohmann::json test = nlohmann::json::object();
+    if (state_.best_step > 0) {
+      // Test perplexity of the best checkpoint: the weights decoding uses by default.
+      SafetensorsFile best = read_safetensors(best_checkpoint_path(o_.run_dir));
+      std::erase_if(best.tensors, [](const auto& entry) { return entry.first.starts_with("adam."); });
+      model_.parameters().load(*backend_, best, best_checkpoint_path(o_.run_dir));
+      if (const std::optional<double> loss = data_->test_loss(model_)) {
+        test = {{"split", data_->describe().value("test_split", "test")},
+                {"checkpoint", "checkpoints/best.safetensors"},
+                {"checkpoint_step", state_.best_step},
+                {"loss", *loss},
+                {"perplexity", std::exp(*loss)}};
+        progress_->note("test (best checkpoint, step " + std::to_string(state_.best_step) + "): loss " +
+                        number(*loss, 4) + "  ppl " + number(std::exp(*loss), 2));
+      }
+    }
+    write_report(status, {}, test);
+    progress_->note("wrote " + in_run(o_.run_dir, "report.json"));
+  }
+
+  void write_report(const std::string& status, const nlohmann::json& error, const nlohmann::json& test = {}) {
+    nlohmann::json report = {
+        {"status", status},
+        {"config", config_to_json(config_)},
+        {"config_hash", config_hash(config_)},
+        {"seed", config_.train.seed},
+        {"data", data_->describe()},
+        {"best", {{"step", state_.best_step},
+                  {"validation_loss", state_.best_step > 0 ? nlohmann::json(state_.best_validation_loss) : nlohmann::json()},
+                  {"checkpoint", "checkpoints/best.safetensors"}}},
+        {"test", test.is_object() ? test : nlohmann::json::object()},
+        {"resumed", o_.resume},
+    };
+    if (!error.empty()) report["error"] = error;
+    write_run_report(in_run(o_.run_dir, "report.json"), std::move(report), history_, *backend_);
+  }
+
+  const TrainRunOptions& o_;
+  Config config_;
+  std::unique_ptr<Backend> backend_;
+  Transformer model_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<TrainingData> data_;
+  std::unique_ptr<Progress> progress_;
+  CheckpointState state_;
+  RunHistory history_;
+};
+
+}  // namespace
+
+void train_run(const TrainRunOptions& options) { Run(options).train(); }
+
+}  // namespace trepro

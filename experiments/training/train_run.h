@@ -1,0 +1,34 @@
+// One training run into a run folder:
+//   RUN/config.json        the config as run (resume reads it)
+//   RUN/vocab.model        the sentencepiece vocabulary (Multi30K)
+//   RUN/train.log          plain progress lines
+//   RUN/history.jsonl      every step and validation (what report.json is built from)
+//   RUN/checkpoints/step_<N>.safetensors, RUN/checkpoints/best.safetensors
+//   RUN/report.json        rewritten at every validation and at the end
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/backend.h"
+
+namespace trepro {
+
+struct TrainRunOptions {
+  std::string config_path;  // may be empty with resume (RUN/config.json is used)
+  std::string run_dir;
+  bool resume = false;      // continue from the newest RUN/checkpoints/step_<N>.safetensors
+  std::string data_dir;     // --data-dir (empty: data.dir, then the default chain)
+  std::optional<std::int64_t> max_steps, validate_every, checkpoint_every;  // config overrides
+  std::int64_t log_every = 10;
+  std::function<std::unique_ptr<Backend>()> make_backend;
+};
+
+// Trains; throws on bad input. A NaN/Inf stops the run with NonFiniteError naming the step and
+// the last good checkpoint (report.json then has status "non_finite").
+void train_run(const TrainRunOptions& options);
+
+}  // namespace trepro

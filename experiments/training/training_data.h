@@ -1,0 +1,51 @@
+// What a run trains on, chosen by config.data.dataset: the synthetic copy/reverse task (an
+// endless stream, no files) or Multi30K (token batches of the encoded training split, epochs).
+// Both are pure functions of (config, position): a checkpoint stores the DataPosition and a
+// resumed run continues with exactly the batches an uninterrupted one would have seen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "model/transformer.h"
+
+namespace trepro {
+
+struct DataPosition {
+  std::int64_t epoch = 1;  // counted from 1
+  std::int64_t batch = 0;  // the next batch of that epoch, from 0
+};
+
+class TrainingData {
+ public:
+  // Multi30K reads the data folder (resolve_data_dir(data_dir)) and reuses RUN/vocab.model when
+  // it exists (resume), else trains the vocabulary on the training split of both languages and
+  // writes it there. Progress notes go to `log`.
+  static std::unique_ptr<TrainingData> open(const Config& config, const std::string& run_dir,
+                                            const std::string& data_dir, std::ostream& log);
+  virtual ~TrainingData() = default;
+
+  // The batch at `position`; moves `position` to the next one (the next epoch after the last).
+  virtual Batch next(DataPosition& position) = 0;
+  // Batches in one epoch (the first; packing varies slightly by epoch), 0 for an endless stream.
+  virtual std::int64_t batches_per_epoch() = 0;
+  // Mean cross-entropy (no label smoothing) per non-pad target token of the validation set,
+  // dropout off; exp() of it is the perplexity.
+  virtual double validation_loss(Transformer& model) = 0;
+  // The same on the test set, when there is one.
+  virtual std::optional<double> test_loss(Transformer& model) = 0;
+  // What the report records about the data (name, split sizes, vocabulary).
+  virtual nlohmann::json describe() const = 0;
+};
+
+// Mean cross-entropy per non-pad label over `batches` (no label smoothing, dropout off).
+double mean_loss(Transformer& model, const std::vector<Batch>& batches);
+
+}  // namespace trepro
