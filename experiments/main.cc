@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   trepro::cli::add_info_command(app);
   trepro::cli::add_forward_command(app);
   trepro::cli::add_train_command(app);
+  trepro::cli::add_compare_kernels_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

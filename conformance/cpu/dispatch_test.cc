@@ -20,6 +20,9 @@ std::int64_t CompiledTarget(std::size_t* lanes) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <cstdlib>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "optimized/cpu/cpu_backend.h"
@@ -66,6 +69,27 @@ TEST(Dispatch, EachBackendNamesItsTarget) {
   for (const CpuTarget& t : cpu_backend_targets()) {
     EXPECT_EQ(make_cpu_backend(t.target)->name(), t.backend_name);
     EXPECT_EQ(t.backend_name, "cpu-" + target_name(t.target));
+  }
+}
+
+TEST(Dispatch, TheEnvironmentForcesTheTargetOfPlainCpu) {
+  const char* saved = std::getenv("TREPRO_CPU_TARGET");
+  const std::string restore = saved != nullptr ? saved : "";
+  unsetenv("TREPRO_CPU_TARGET");
+  EXPECT_EQ(default_cpu_backend_name(), cpu_backend_targets().front().backend_name);
+  setenv("TREPRO_CPU_TARGET", "scalar", 1);
+  EXPECT_EQ(default_cpu_backend_name(), "cpu-scalar");
+  setenv("TREPRO_CPU_TARGET", "avx9", 1);
+  try {
+    default_cpu_backend_name();
+    ADD_FAILURE() << "an unknown target was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("TREPRO_CPU_TARGET"), std::string::npos) << e.what();
+  }
+  if (saved != nullptr) {
+    setenv("TREPRO_CPU_TARGET", restore.c_str(), 1);
+  } else {
+    unsetenv("TREPRO_CPU_TARGET");
   }
 }
 

@@ -9,5 +9,6 @@ void add_backends_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_compare_kernels_command(CLI::App& app);
 
 }  // namespace trepro::cli
