@@ -2,20 +2,29 @@
 
 #include <stdexcept>
 
+#include "optimized/cpu/cpu_backend.h"
 #include "reference/reference_backend.h"
 
 namespace trepro {
 
 std::vector<BackendInfo> available_backends() {
-  return {
+  std::vector<BackendInfo> backends = {
       {"reference-f32", DType::f32, "Eigen reference, float32",
        [] { return make_reference_backend(DType::f32); }},
       {"reference-f64", DType::f64, "Eigen reference, float64 (the ground truth)",
        [] { return make_reference_backend(DType::f64); }},
   };
+  // The optimized CPU backend once per compiled SIMD target, so that the suite tests each.
+  for (const cpu::CpuTarget& t : cpu::cpu_backend_targets()) {
+    backends.push_back({t.backend_name, DType::f32, "Highway SIMD, float32, target " + t.backend_name.substr(4),
+                        [target = t.target] { return cpu::make_cpu_backend(target); }});
+  }
+  return backends;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
+  // "cpu": the best compiled target, or the one TREPRO_CPU_TARGET forces.
+  if (name == "cpu") return make_backend(cpu::default_cpu_backend_name());
   std::string names;
   for (const BackendInfo& info : available_backends()) {
     if (info.name == name) return info.create();

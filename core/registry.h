@@ -20,6 +20,7 @@ struct BackendInfo {
 
 std::vector<BackendInfo> available_backends();
 // Throws std::invalid_argument listing the available names when `name` is not one of them.
+// "cpu" names the optimized CPU backend of the best compiled target (or TREPRO_CPU_TARGET's).
 std::unique_ptr<Backend> make_backend(const std::string& name);
 // The reference backend for a dtype: the ground truth in tests and the CLI's default.
 std::unique_ptr<Backend> make_reference_backend(DType dtype);

@@ -14,5 +14,6 @@ void add_bleu_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
+void add_compare_kernels_command(CLI::App& app);
 
 }  // namespace trepro::cli

@@ -1,0 +1,140 @@
+// The whole Transformer on the optimized CPU backend, paper-base shape (experiments/configs/
+// paper_base.json: 6+6 layers, d 512, d_ff 2048, 8 heads, V 37000, Post-LN, dropout 0.1):
+// inference forward and a full training step (forward with dropout, label-smoothed loss,
+// backward, Adam), at 1 and 2 threads. Counters: GFLOP/s achieved (the model's matmul and
+// attention FLOPs, training = 3x forward) and its fraction of the FMA peak of the same threads,
+// measured here by fma_peak below. There is no libtorch peer in this binary (Debian's
+// libtorch-dev is not installed here); the README quotes PyTorch 1.13's figures for this shape.
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_support.h"
+#include "core/config.h"
+#include "model/optimizer.h"
+#include "model/transformer.h"
+
+namespace trepro::bench {
+namespace {
+
+Config paper_base() { return load_config(TREPRO_SOURCE_DIR "/experiments/configs/paper_base.json"); }
+
+// Multiply-adds of one forward, times 2: the linear layers (per token), the output projection,
+// and attention (q k^T and p v: 2 T_q T_k d per layer each).
+double forward_flops(const ModelConfig& m, std::int64_t batch, std::int64_t s, std::int64_t t) {
+  const double d = static_cast<double>(m.d_model), f = static_cast<double>(m.d_ff);
+  const double src = static_cast<double>(batch * s), tgt = static_cast<double>(batch * t);
+  const double encoder = m.encoder_layers * (2 * src * (4 * d * d + 2 * d * f) + 4.0 * batch * s * s * d);
+  // Decoder: self-attention q, k, v, o and cross-attention q, o on target tokens, cross k, v on
+  // source tokens, the FFN on target tokens.
+  const double decoder = m.decoder_layers * (2 * tgt * (6 * d * d + 2 * d * f) + 2 * src * 2 * d * d +
+                                             4.0 * batch * t * t * d + 4.0 * batch * t * s * d);
+  return encoder + decoder + 2 * tgt * d * static_cast<double>(m.vocab_size);
+}
+
+// FMA throughput of `threads` threads in GFLOP/s: 16 independent chains of 8-float FMAs per
+// thread (enough to cover latency x throughput on AVX2 cores), compiled for this machine.
+double fma_peak(int threads) {
+  using V = float __attribute__((vector_size(32)));
+  constexpr int kChains = 16;
+  constexpr std::int64_t kSteps = 20'000'000;
+  std::vector<std::thread> pool;
+  std::vector<float> sink(static_cast<std::size_t>(threads));
+  const auto start = std::chrono::steady_clock::now();
+  for (int w = 0; w < threads; ++w) {
+    pool.emplace_back([&sink, w] {
+      V acc[kChains];
+      for (int c = 0; c < kChains; ++c) acc[c] = V{} + 0.001f * static_cast<float>(c);
+      const V a = V{} + 0.999999f, b = V{} + 1e-7f;
+      for (std::int64_t i = 0; i < kSteps; ++i) {
+        for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
+      }
+      float total = 0.0f;
+      for (int c = 0; c < kChains; ++c) total += acc[c][0];
+      sink[static_cast<std::size_t>(w)] = total;
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  benchmark::DoNotOptimize(sink.data());
+  return 2.0 * 8 * kChains * static_cast<double>(kSteps) * threads / seconds * 1e-9;
+}
+
+Batch random_batch(std::int64_t batch, std::int64_t length, std::int64_t vocab) {
+  Batch b{Tensor::empty({batch, length}, DType::i32), Tensor::empty({batch, length}, DType::i32),
+          Tensor::empty({batch, length}, DType::i32)};
+  for (std::int64_t i = 0; i < batch * length; ++i) {
+    b.src.set(i, 1 + static_cast<double>((i * 7919) % (vocab - 1)));
+    b.tgt.set(i, 1 + static_cast<double>((i * 104729) % (vocab - 1)));
+    b.labels.set(i, 1 + static_cast<double>((i * 1299709) % (vocab - 1)));
+  }
+  return b;
+}
+
+void report(benchmark::State& state, double flops, double seconds, int threads) {
+  const double achieved = flops / seconds * 1e-9;
+  state.counters["GFLOPs"] = achieved;
+  state.counters["peak_fraction"] = achieved / fma_peak(threads);
+  state.counters["tokens_per_s"] = static_cast<double>(state.range(0) * state.range(1)) / seconds;
+}
+
+void BM_ModelForward(benchmark::State& state) {
+  const std::int64_t batch = state.range(0), length = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  const Config config = paper_base();
+  auto backend = cpu_backend(threads);
+  Transformer model(config.model, *backend);
+  model.initialize(config.train.seed);
+  const Batch b = random_batch(batch, length, config.model.vocab_size);
+  model.forward(b);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(model.forward(b));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                         static_cast<double>(state.iterations());
+  report(state, forward_flops(config.model, batch, length, length), seconds, threads);
+}
+
+void BM_ModelTrainStep(benchmark::State& state) {
+  const std::int64_t batch = state.range(0), length = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  const Config config = paper_base();
+  auto backend = cpu_backend(threads);
+  Transformer model(config.model, *backend);
+  model.initialize(config.train.seed);
+  Trainer trainer(model, config);
+  const Batch b = random_batch(batch, length, config.model.vocab_size);
+  trainer.step(b);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(trainer.step(b));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                         static_cast<double>(state.iterations());
+  report(state, 3 * forward_flops(config.model, batch, length, length), seconds, threads);
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({8, 32, threads});    // PyTorch 1.13's measured point in the issue
+    b->Args({32, 128, threads});  // ~4,000 target tokens, the paper's batch scale
+  }
+  b->ArgNames({"batch", "length", "threads"});
+  b->Unit(benchmark::kMillisecond);
+  b->UseRealTime();
+  b->MinTime(0.5);
+}
+
+BENCHMARK(BM_ModelForward)->Apply(shapes);
+BENCHMARK(BM_ModelTrainStep)->Apply(shapes);
+
+}  // namespace
+}  // namespace trepro::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  trepro::bench::add_machine_context();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,124 @@
+// The packed GEMM under linear, on every compiled target, against a float64 product: edge tiles
+// (sizes that are not multiples of the register tile or the cache blocks), the three stride
+// layouts linear uses, accumulation across depth blocks, the fused epilogue (bias, activation,
+// pre), and bit-identical results for any thread count.
+#include "optimized/cpu/gemm.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "conformance/support/tolerances.h"
+#include "core/philox.h"
+#include "optimized/cpu/dispatch.h"
+
+namespace trepro::cpu {
+namespace {
+
+std::vector<float> random_values(std::int64_t n, std::uint64_t seed) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(2 * philox_uniform({seed, 0, 0}, i) - 1);
+  return v;
+}
+
+struct Shape3 {
+  std::int64_t m, n, k;
+};
+// 1x1x1; smaller than one tile; not multiples of the 6-row tile or any vector width; more depth
+// than one 256-deep block; more columns than one 512-wide panel; more rows than one 96-row block.
+const Shape3 kShapes[] = {{1, 1, 1}, {5, 3, 7}, {13, 37, 300}, {97, 515, 33}, {200, 70, 513}, {6, 32, 256}};
+
+// The three layouts of linear: x w^T (B transposed), dpre w (both plain), dpre^T x (A transposed).
+enum class Layout { b_transposed, plain, a_transposed };
+
+struct Operands {
+  std::vector<float> a, b;
+  StridedMatrix sa, sb;
+};
+
+Operands operands(const Shape3& s, Layout layout) {
+  Operands o{random_values(s.m * s.k, 1), random_values(s.k * s.n, 2), {}, {}};
+  // A [m, k]: stored [m, k] (row stride k) or, transposed, as [k, m] (column stride m).
+  o.sa = layout == Layout::a_transposed ? StridedMatrix{o.a.data(), 1, s.m} : StridedMatrix{o.a.data(), s.k, 1};
+  // B [k, n]: stored [k, n] or, transposed, as [n, k].
+  o.sb = layout == Layout::b_transposed ? StridedMatrix{o.b.data(), 1, s.k} : StridedMatrix{o.b.data(), s.n, 1};
+  return o;
+}
+
+double element(const StridedMatrix& x, std::int64_t i, std::int64_t j) {
+  return x.data[i * x.row_stride + j * x.col_stride];
+}
+
+class GemmTest : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  std::vector<float> run(int threads, const Shape3& s, const Operands& o, const std::vector<float>& c0, bool accumulate,
+                         const GemmEpilogue& epilogue) {
+    ThreadPool pool(threads);
+    Workspace workspace(threads);
+    const CpuContext ctx{GetParam(), pool, workspace};
+    std::vector<float> c = c0;
+    gemm(ctx, s.m, s.n, s.k, o.sa, o.sb, c.data(), s.n, accumulate, epilogue);
+    return c;
+  }
+};
+
+TEST_P(GemmTest, MatchesFloat64ForEveryLayoutAndEdge) {
+  for (const Shape3& s : kShapes) {
+    for (Layout layout : {Layout::b_transposed, Layout::plain, Layout::a_transposed}) {
+      for (bool accumulate : {false, true}) {
+        SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " layout " +
+                     std::to_string(static_cast<int>(layout)) + (accumulate ? " accumulate" : ""));
+        const Operands o = operands(s, layout);
+        const std::vector<float> c0 = random_values(s.m * s.n, 3);
+        const std::vector<float> c = run(2, s, o, c0, accumulate, {});
+        const testing::Tolerance tol = testing::tolerance(testing::Check::op_vs_reference, DType::f32, s.k + 1);
+        for (std::int64_t i = 0; i < s.m; ++i) {
+          for (std::int64_t j = 0; j < s.n; ++j) {
+            double expected = accumulate ? c0[static_cast<std::size_t>(i * s.n + j)] : 0.0;
+            for (std::int64_t p = 0; p < s.k; ++p) expected += element(o.sa, i, p) * element(o.sb, p, j);
+            const double got = c[static_cast<std::size_t>(i * s.n + j)];
+            ASSERT_LE(std::abs(got - expected), tol.atol + tol.rtol * std::abs(expected)) << i << ", " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GemmTest, EpilogueAddsBiasSavesPreAndActivates) {
+  const Shape3 s{13, 37, 300};
+  const Operands o = operands(s, Layout::b_transposed);
+  const std::vector<float> bias = random_values(s.n, 4);
+  std::vector<float> pre(static_cast<std::size_t>(s.m * s.n), -7.0f);
+  const std::vector<float> c = run(2, s, o, std::vector<float>(pre.size()), false, {bias.data(), Activation::relu, pre.data()});
+  const testing::Tolerance tol = testing::tolerance(testing::Check::op_vs_reference, DType::f32, s.k + 1);
+  for (std::int64_t i = 0; i < s.m; ++i) {
+    for (std::int64_t j = 0; j < s.n; ++j) {
+      double expected = bias[static_cast<std::size_t>(j)];
+      for (std::int64_t p = 0; p < s.k; ++p) expected += element(o.sa, i, p) * element(o.sb, p, j);
+      const std::size_t at = static_cast<std::size_t>(i * s.n + j);
+      ASSERT_LE(std::abs(pre[at] - expected), tol.atol + tol.rtol * std::abs(expected)) << i << ", " << j;
+      // relu of the saved pre-activation, exactly.
+      ASSERT_EQ(c[at], pre[at] < 0 ? 0.0f : pre[at]) << i << ", " << j;
+    }
+  }
+}
+
+TEST_P(GemmTest, BitsDoNotDependOnTheThreadCount) {
+  for (const Shape3& s : kShapes) {
+    const Operands o = operands(s, Layout::b_transposed);
+    const std::vector<float> c0(static_cast<std::size_t>(s.m * s.n));
+    const std::vector<float> one = run(1, s, o, c0, false, {});
+    for (int threads : {2, 3, 5}) EXPECT_EQ(run(threads, s, o, c0, false, {}), one) << threads << " threads";
+  }
+}
+
+std::string target_test_name(const ::testing::TestParamInfo<std::int64_t>& info) { return target_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, GemmTest, ::testing::ValuesIn(compiled_targets()), target_test_name);
+
+}  // namespace
+}  // namespace trepro::cpu

@@ -1,0 +1,76 @@
+#include "experiments/commands/kernel_errors.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/philox.h"
+
+namespace trepro::cli {
+
+void ErrorStats::add(double got, double expected, double floor) {
+  const double diff = std::abs(got - expected);
+  // float32 spacing at the magnitude: 2^(e - 23) for normal numbers, 2^-149 below them.
+  const double magnitude = std::max(std::abs(expected), floor);
+  const double ulp = magnitude >= 0x1p-126 ? std::ldexp(1.0, std::ilogb(magnitude) - 23) : 0x1p-149;
+  max_abs = std::max(max_abs, diff);
+  if (magnitude > 0.0) max_rel = std::max(max_rel, diff / magnitude);
+  sum_ulp += diff / ulp;
+  max_ulp = std::max(max_ulp, diff / ulp);
+  ++count;
+}
+
+nlohmann::json ErrorStats::to_json() const {
+  return {{"max_abs", max_abs},
+          {"max_rel", max_rel},
+          {"mean_ulp", count > 0 ? sum_ulp / static_cast<double>(count) : 0.0},
+          {"max_ulp", max_ulp},
+          {"elements", count}};
+}
+
+void ErrorStats::merge(const ErrorStats& other) {
+  max_abs = std::max(max_abs, other.max_abs);
+  max_rel = std::max(max_rel, other.max_rel);
+  max_ulp = std::max(max_ulp, other.max_ulp);
+  sum_ulp += other.sum_ulp;
+  count += other.count;
+}
+
+double max_magnitude(const Tensor& t) {
+  double largest = 0.0;
+  for (std::int64_t i = 0; i < t.numel(); ++i) largest = std::max(largest, std::abs(t.at(i)));
+  return largest;
+}
+
+ErrorStats compare(const Tensor& got, const Tensor& expected) { return compare(got, expected, 1e-3 * max_magnitude(expected)); }
+
+ErrorStats compare(const Tensor& got, const Tensor& expected, double floor) {
+  ErrorStats stats;
+  for (std::int64_t i = 0; i < expected.numel(); ++i) stats.add(got.at(i), expected.at(i), floor);
+  return stats;
+}
+
+void TwinTensors::random(const std::string& name, const Shape& shape, std::uint64_t seed, double lo, double hi) {
+  Tensor values = Tensor::empty(shape, DType::f64);
+  for (std::int64_t i = 0; i < values.numel(); ++i) {
+    values.set(i, lo + (hi - lo) * philox_uniform({seed, 0, 0}, static_cast<std::uint64_t>(i)));
+  }
+  on_backend_[name] = backend_.upload(values);
+  on_reference_[name] = reference_.upload(backend_.download(on_backend_[name]));
+}
+
+void TwinTensors::empty(const std::string& name, const Shape& shape) {
+  on_backend_[name] = backend_.empty(shape, backend_.dtype());
+  on_reference_[name] = reference_.empty(shape, reference_.dtype());
+}
+
+void TwinTensors::zeros(const std::string& name, const Shape& shape) {
+  on_backend_[name] = backend_.zeros(shape, backend_.dtype());
+  on_reference_[name] = reference_.zeros(shape, reference_.dtype());
+}
+
+void TwinTensors::host(const std::string& name, const Tensor& host_tensor) {
+  on_backend_[name] = backend_.upload(host_tensor);
+  on_reference_[name] = reference_.upload(host_tensor);
+}
+
+}  // namespace trepro::cli

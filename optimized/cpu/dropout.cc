@@ -1,0 +1,86 @@
+// Dropout of the optimized CPU backend (core/backend.h): the reference's mask (dropout_mask.h,
+// element index = flat index), drawn per chunk of elements into a per-worker buffer and applied
+// with vectors; forward and backward are the same map, so their masks agree.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "optimized/cpu/dispatch.h"
+#include "optimized/cpu/dropout_chunks.h"
+#include "optimized/cpu/dropout_mask.h"
+#include "optimized/cpu/ops.h"
+#include "reference/dropout.h"  // the argument checks only, so both backends reject alike
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/cpu/dropout.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include "optimized/cpu/dropout-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trepro::cpu::HWY_NAMESPACE {
+
+void dropout_apply_kernel(const float* x, const float* factor, const float* residual, float* out, std::size_t n) {
+  dropout_apply(x, factor, residual, out, n);
+}
+
+}  // namespace trepro::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace trepro::cpu {
+
+HWY_EXPORT(dropout_apply_kernel);
+
+void dropout_chunks(const CpuContext& ctx, const DropoutSpec& dropout, const float* x, const float* residual,
+                    float* out, std::int64_t n) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(dropout_apply_kernel), ctx.target);
+  const std::int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
+  ctx.pool.run(static_cast<int>(std::min<std::int64_t>(chunks, ctx.pool.threads())), [&](int task) {
+    float* factor = ctx.workspace.floats(task, Slot::op_scratch2, kDropoutChunk);
+    const int tasks = static_cast<int>(std::min<std::int64_t>(chunks, ctx.pool.threads()));
+    for (std::int64_t c = task; c < chunks; c += tasks) {
+      const std::int64_t begin = c * kDropoutChunk, count = std::min(kDropoutChunk, n - begin);
+      if (dropout.active()) {
+        dropout_factors(dropout, static_cast<std::uint64_t>(begin), static_cast<std::size_t>(count), factor);
+      } else {
+        std::fill(factor, factor + count, 1.0f);
+      }
+      kernel(x + begin, factor, residual != nullptr ? residual + begin : nullptr, out + begin,
+             static_cast<std::size_t>(count));
+    }
+  });
+}
+
+namespace {
+
+void dropout_map(const CpuContext& ctx, const char* op, const char* in_name, const Tensor& in,
+                 const DropoutSpec& dropout, const char* out_name, Tensor& out) {
+  reference::check_dropout(op, dropout);
+  checks::expect(op, in_name, in, in.shape(), DType::f32, Device::cpu);
+  checks::expect(op, out_name, out, in.shape(), DType::f32, Device::cpu);
+  if (!dropout.active()) {
+    // p = 0 keeps every element with factor exactly 1: a copy.
+    if (out.data<float>() != in.data<float>()) {
+      std::memcpy(out.data<float>(), in.data<float>(), static_cast<std::size_t>(in.numel()) * sizeof(float));
+    }
+    return;
+  }
+  dropout_chunks(ctx, dropout, in.data<float>(), nullptr, out.data<float>(), in.numel());
+}
+
+}  // namespace
+
+void dropout_forward(const CpuContext& ctx, const Tensor& x, const DropoutSpec& dropout, Tensor& y) {
+  dropout_map(ctx, "dropout_forward", "x", x, dropout, "y", y);
+}
+
+void dropout_backward(const CpuContext& ctx, const Tensor& dy, const DropoutSpec& dropout, Tensor& dx) {
+  dropout_map(ctx, "dropout_backward", "dy", dy, dropout, "dx", dx);
+}
+
+}  // namespace trepro::cpu
+#endif  // HWY_ONCE

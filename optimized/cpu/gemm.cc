@@ -1,0 +1,227 @@
+// The packed GEMM of the optimized CPU backend (gemm.h), once per Highway target.
+//
+// Loop order (Goto/BLIS), per task (a block of C's rows or columns, one per thread):
+//   for jc: columns of C in panels of kNc          B panel [kKc x kNc] packed, stays in L2
+//     for pc: depth in blocks of kKc
+//       for ic: rows of C in blocks of kMc         A block [kMc x kKc] packed
+//         for ir: strips of kMr rows               A strip [kKc x kMr], stays in L1
+//           for jr: strips of kNr columns          micro-kernel: kMr x kNr tile in registers
+// Packing turns any strides into unit-stride strips (zero-padded past the edges), so the
+// micro-kernel only ever does: broadcast a(r, k), load b(k, 0..kNr), kMr x kNv FMAs.
+//
+// Determinism: element (i, j) is the sum over depth blocks in order, each block summed by one
+// accumulator lane in k order; a tile at the edge runs the same lanes on zero padding. So the
+// bits do not depend on the partition, the thread count or where a tile falls.
+#include "optimized/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "optimized/cpu/dispatch.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/cpu/gemm.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include "optimized/cpu/activation-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trepro::cpu::HWY_NAMESPACE {
+
+// 6 x 2 vectors: 12 accumulators + 2 B vectors + 1 broadcast fit the 16 registers of AVX2/SSE4
+// (AVX-512 has 32, but its FMA latency x throughput is covered by 12 independent chains too).
+constexpr std::size_t kMr = 6;
+constexpr std::size_t kNv = 2;
+// A strip kKc x kMr = 6 KiB (L1); B panel kKc x kNc = 512 KiB (half the 1 MiB L2).
+constexpr std::size_t kKc = 256;
+constexpr std::size_t kNc = 512;
+constexpr std::size_t kMc = 16 * kMr;
+
+// dst: strips of kMr rows of A[i0 .. i0 + mc) x [p0 .. p0 + kc): strip s holds, for each k,
+// kMr consecutive floats (rows past mc are zero).
+void pack_a(const StridedMatrix& a, std::size_t i0, std::size_t mc, std::size_t p0, std::size_t kc, float* dst) {
+  for (std::size_t s = 0; s < mc; s += kMr) {
+    const std::size_t rows = std::min(kMr, mc - s);
+    float* strip = dst + s * kc;
+    for (std::size_t k = 0; k < kc; ++k) {
+      const float* src = a.data + static_cast<std::int64_t>(p0 + k) * a.col_stride +
+                         static_cast<std::int64_t>(i0 + s) * a.row_stride;
+      float* to = strip + k * kMr;
+      for (std::size_t r = 0; r < rows; ++r) to[r] = src[static_cast<std::int64_t>(r) * a.row_stride];
+      for (std::size_t r = rows; r < kMr; ++r) to[r] = 0.0f;
+    }
+  }
+}
+
+// dst: strips of nr columns of B[p0 .. p0 + kc) x [j0 .. j0 + nc): strip t holds, for each k,
+// nr consecutive floats (columns past nc are zero). Reads along B's unit stride.
+void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t j0, std::size_t nc, std::size_t nr,
+            float* dst) {
+  for (std::size_t t = 0; t < nc; t += nr) {
+    const std::size_t cols = std::min(nr, nc - t);
+    float* strip = dst + t * kc;
+    if (b.col_stride == 1) {
+      for (std::size_t k = 0; k < kc; ++k) {
+        const float* src = b.data + static_cast<std::int64_t>(p0 + k) * b.row_stride + static_cast<std::int64_t>(j0 + t);
+        float* to = strip + k * nr;
+        for (std::size_t c = 0; c < cols; ++c) to[c] = src[c];
+        for (std::size_t c = cols; c < nr; ++c) to[c] = 0.0f;
+      }
+    } else {
+      for (std::size_t c = 0; c < nr; ++c) {
+        if (c >= cols) {
+          for (std::size_t k = 0; k < kc; ++k) strip[k * nr + c] = 0.0f;
+          continue;
+        }
+        const float* src = b.data + static_cast<std::int64_t>(j0 + t + c) * b.col_stride +
+                           static_cast<std::int64_t>(p0) * b.row_stride;
+        for (std::size_t k = 0; k < kc; ++k) strip[k * nr + c] = src[static_cast<std::int64_t>(k) * b.row_stride];
+      }
+    }
+  }
+}
+
+// One kMr x kNr tile of C from an A strip and a B strip. `add` adds C's current value (a later
+// depth block, or accumulate); `last` applies the epilogue. rows x cols is the valid part: an
+// edge tile goes through a padded copy with the same vector arithmetic.
+template <Activation kAct>
+HWY_INLINE void micro_kernel(std::size_t kc, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp, float* c,
+                             std::size_t ldc, std::size_t rows, std::size_t cols, bool add, bool last,
+                             const float* bias, float* pre) {
+  const FloatTag d;
+  const std::size_t lanes = hn::Lanes(d), nr = kNv * lanes;
+  FloatVec acc[kMr][kNv];
+  for (std::size_t r = 0; r < kMr; ++r) {
+    for (std::size_t v = 0; v < kNv; ++v) acc[r][v] = hn::Zero(d);
+  }
+  for (std::size_t k = 0; k < kc; ++k) {
+    FloatVec bv[kNv];
+    for (std::size_t v = 0; v < kNv; ++v) bv[v] = hn::LoadU(d, bp + k * nr + v * lanes);
+    for (std::size_t r = 0; r < kMr; ++r) {
+      const auto av = hn::Set(d, ap[k * kMr + r]);
+      for (std::size_t v = 0; v < kNv; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
+  }
+
+  const bool full = rows == kMr && cols == nr;
+  constexpr std::size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+  HWY_ALIGN float edge[kMr * kNv * kMaxLanes];
+  HWY_ALIGN float edge_pre[kMr * kNv * kMaxLanes];
+  HWY_ALIGN float edge_bias[kNv * kMaxLanes];
+  float* out = c;
+  std::size_t ld = ldc;
+  float* pre_out = pre;
+  const float* bias_in = bias;
+  if (!full) {
+    // Stage the valid part of C (and the bias) in padded buffers.
+    out = edge, ld = nr, pre_out = pre != nullptr ? edge_pre : nullptr;
+    for (std::size_t r = 0; r < kMr; ++r) {
+      for (std::size_t j = 0; j < nr; ++j) edge[r * nr + j] = (add && r < rows && j < cols) ? c[r * ldc + j] : 0.0f;
+    }
+    if (bias != nullptr) {
+      for (std::size_t j = 0; j < nr; ++j) edge_bias[j] = j < cols ? bias[j] : 0.0f;
+      bias_in = edge_bias;
+    }
+  }
+  for (std::size_t r = 0; r < kMr; ++r) {
+    if (full || r < rows) {
+      for (std::size_t v = 0; v < kNv; ++v) {
+        float* dst = out + r * ld + v * lanes;
+        auto value = add ? hn::Add(hn::LoadU(d, dst), acc[r][v]) : acc[r][v];
+        if (last) {
+          if (bias_in != nullptr) value = hn::Add(value, hn::LoadU(d, bias_in + v * lanes));
+          if (pre_out != nullptr) hn::StoreU(value, d, pre_out + r * ld + v * lanes);
+          value = activation_value<kAct>(d, value);
+        }
+        hn::StoreU(value, d, dst);
+      }
+    }
+  }
+  if (!full) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t j = 0; j < cols; ++j) {
+        c[r * ldc + j] = edge[r * nr + j];
+        if (pre != nullptr && last) pre[r * ldc + j] = edge_pre[r * nr + j];
+      }
+    }
+  }
+}
+
+// C rows [m0, m1) x columns [n0, n1) of the problem, with this worker's packing buffers.
+template <Activation kAct>
+void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_t n0, std::size_t n1, float* a_pack,
+                float* b_pack) {
+  const std::size_t nr = kNv * hn::Lanes(FloatTag());
+  const std::size_t depth_blocks = std::max<std::size_t>(1, (g.k + kKc - 1) / kKc);
+  for (std::size_t jc = n0; jc < n1; jc += kNc) {
+    const std::size_t nc = std::min(kNc, n1 - jc);
+    for (std::size_t pb = 0; pb < depth_blocks; ++pb) {
+      const std::size_t pc = pb * kKc, kc = std::min(kKc, g.k - pc);
+      const bool add = pb > 0 || g.accumulate;
+      const bool last = pb + 1 == depth_blocks && !g.accumulate;
+      pack_b(g.b, pc, kc, jc, nc, nr, b_pack);
+      for (std::size_t ic = m0; ic < m1; ic += kMc) {
+        const std::size_t mc = std::min(kMc, m1 - ic);
+        pack_a(g.a, ic, mc, pc, kc, a_pack);
+        for (std::size_t ir = 0; ir < mc; ir += kMr) {
+          for (std::size_t jr = 0; jr < nc; jr += nr) {
+            const std::size_t row = ic + ir, col = jc + jr;
+            float* pre = g.epilogue.pre != nullptr ? g.epilogue.pre + row * g.ldc + col : nullptr;
+            const float* bias = g.epilogue.bias != nullptr ? g.epilogue.bias + col : nullptr;
+            micro_kernel<kAct>(kc, a_pack + ir * kc, b_pack + jr * kc, g.c + row * g.ldc + col, g.ldc,
+                               std::min(kMr, mc - ir), std::min(nr, nc - jr), add, last, bias, pre);
+          }
+        }
+      }
+    }
+  }
+}
+
+void gemm_kernel(const GemmProblem& g, ThreadPool& pool, Workspace& workspace) {
+  const std::size_t nr = kNv * hn::Lanes(FloatTag());
+  // Split the longer side of C into one block per thread (in whole strips); a small product
+  // stays on one thread, where the split would cost more than it saves.
+  const bool small = g.m * g.n * std::max<std::size_t>(g.k, 1) < (std::size_t{1} << 18);
+  const std::size_t tasks = small ? 1 : static_cast<std::size_t>(pool.threads());
+  const bool split_rows = g.m / kMr >= g.n / nr;
+  const std::size_t unit = split_rows ? kMr : nr, extent = split_rows ? g.m : g.n;
+  const std::size_t units = (extent + unit - 1) / unit;
+  pool.run(static_cast<int>(tasks), [&](int task) {
+    const auto t = static_cast<std::size_t>(task);
+    const std::size_t lo = std::min(extent, units * t / tasks * unit);
+    const std::size_t hi = std::min(extent, units * (t + 1) / tasks * unit);
+    if (lo >= hi) return;
+    const int worker = task % pool.threads();
+    float* a_pack = workspace.floats(worker, Slot::gemm_a, kMc * kKc);
+    float* b_pack = workspace.floats(worker, Slot::gemm_b, kKc * kNc);
+    with_activation(g.epilogue.act, [&]<Activation kAct>() {
+      if (split_rows) {
+        gemm_block<kAct>(g, lo, hi, 0, g.n, a_pack, b_pack);
+      } else {
+        gemm_block<kAct>(g, 0, g.m, lo, hi, a_pack, b_pack);
+      }
+    });
+  });
+}
+
+}  // namespace trepro::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace trepro::cpu {
+
+HWY_EXPORT(gemm_kernel);
+
+void gemm(const CpuContext& ctx, std::int64_t m, std::int64_t n, std::int64_t k, StridedMatrix a, StridedMatrix b,
+          float* c, std::int64_t ldc, bool accumulate, const GemmEpilogue& epilogue) {
+  if (m <= 0 || n <= 0) return;
+  const GemmProblem g{static_cast<std::size_t>(m), static_cast<std::size_t>(n), static_cast<std::size_t>(k), a, b, c,
+                      static_cast<std::size_t>(ldc), accumulate, epilogue};
+  for_target(HWY_DISPATCH_TABLE(gemm_kernel), ctx.target)(g, ctx.pool, ctx.workspace);
+}
+
+}  // namespace trepro::cpu
+#endif  // HWY_ONCE

@@ -1,0 +1,36 @@
+// Memory of the optimized CPU backend: host tensors (the device is the CPU), float32.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "optimized/cpu/ops.h"
+
+namespace trepro::cpu {
+
+Tensor empty(const CpuContext&, const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); }
+
+Tensor zeros(const CpuContext&, const Shape& shape, DType dtype) { return Tensor::zeros(shape, dtype); }
+
+// Floating values become float32, integers int32 (range-checked, naming the element).
+Tensor upload(const CpuContext&, const Tensor& host) {
+  if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
+  if (host.dtype() == DType::f32 || host.dtype() == DType::i32) return host.clone();
+  const bool floating = host.dtype() == DType::f64;
+  Tensor out = Tensor::empty(host.shape(), floating ? DType::f32 : DType::i32);
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    const double value = host.at(i);
+    if (!floating && (value < std::numeric_limits<std::int32_t>::min() ||
+                      value > std::numeric_limits<std::int32_t>::max())) {
+      throw std::out_of_range("upload: integer " + std::to_string(static_cast<long long>(value)) +
+                              " at element " + std::to_string(i) + " does not fit in int32");
+    }
+    out.set(i, value);
+  }
+  return out;
+}
+
+Tensor download(const CpuContext&, const Tensor& device_tensor) { return device_tensor.clone(); }
+
+}  // namespace trepro::cpu
