@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   trepro::cli::add_forward_command(app);
   trepro::cli::add_train_command(app);
   trepro::cli::add_average_command(app);
+  trepro::cli::add_ablate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,5 +10,6 @@ void add_info_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_average_command(CLI::App& app);
+void add_ablate_command(CLI::App& app);
 
 }  // namespace trepro::cli
