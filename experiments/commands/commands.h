@@ -15,5 +15,6 @@ void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_compare_kernels_command(CLI::App& app);
+void add_ablate_command(CLI::App& app);
 
 }  // namespace trepro::cli
