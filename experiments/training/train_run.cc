@@ -79,9 +79,10 @@ class Run {
   }
 
   void train() {
-    const std::int64_t total = estimated_last_step();
+    const std::int64_t total = estimated_last_step(config_.train.max_steps);
     const auto start = Clock::now();
     std::int64_t tokens = 0, session_steps = 0;
+    double step_seconds = 0.0;  // this session's steps alone, without validation and checkpoints
     while (trainer_->steps_done() < config_.train.max_steps && !exhausted()) {
       const auto step_start = Clock::now();
       const std::int64_t epoch = state_.position.epoch;
@@ -99,10 +100,11 @@ class Run {
       tokens += r.tokens;
       ++session_steps;
       const auto now = Clock::now();
+      const double seconds = std::chrono::duration<double>(now - step_start).count();
+      step_seconds += seconds;
       history_.append(history_path(), "step",
                       {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
-                       {"grad_norm", r.grad_norm}, {"tokens", r.tokens},
-                       {"seconds", std::chrono::duration<double>(now - step_start).count()}});
+                       {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}});
       // Rates and the ETA count this session only, validation and checkpoints included.
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
@@ -111,7 +113,7 @@ class Run {
       if (r.step % config_.train.validate_every == 0 || last) validate();
       if (r.step % config_.train.checkpoint_every == 0 || last) checkpoint();
     }
-    if (session_steps > 0) note_estimate(std::chrono::duration<double>(Clock::now() - start).count(), session_steps);
+    if (session_steps > 0) note_estimate(step_seconds, session_steps);
     finish("finished");
   }
 
@@ -119,20 +121,23 @@ class Run {
   bool exhausted() const { return config_.data.epochs > 0 && state_.position.epoch > config_.data.epochs; }
   std::string history_path() const { return in_run(o_.run_dir, "history.jsonl"); }
 
-  std::int64_t estimated_last_step() {
+  // The last step of `max_steps` or of data.epochs, whichever comes first.
+  std::int64_t estimated_last_step(std::int64_t max_steps) {
     const std::int64_t per_epoch = data_->batches_per_epoch();
-    if (per_epoch == 0 || config_.data.epochs == 0) return config_.train.max_steps;
+    if (per_epoch == 0 || config_.data.epochs == 0) return max_steps;
     const std::int64_t by_epochs = (per_epoch * config_.data.epochs + config_.train.update_freq - 1) / config_.train.update_freq;
-    return std::min(config_.train.max_steps, by_epochs);
+    return std::min(max_steps, by_epochs);
   }
 
-  // What a trial run (--steps N) says about the whole one: the planned train.max_steps at this
-  // session's pace (validation and checkpoints included).
+  // What a trial run (--steps N) says about the whole one: the planned train.max_steps (or
+  // data.epochs, when they end it first) at this session's pace, steps alone (validation and
+  // checkpoints add their share on top).
   void note_estimate(double seconds, std::int64_t steps) {
     const double per_step = seconds / static_cast<double>(steps);
-    progress_->note("pace: " + number(per_step, 3) + " s/step over " + std::to_string(steps) + " steps; " +
-                    std::to_string(planned_steps_) + " steps (train.max_steps) would take " +
-                    format_duration(per_step * static_cast<double>(planned_steps_)) + " here");
+    const std::int64_t planned = estimated_last_step(planned_steps_);
+    progress_->note("pace: " + number(per_step, 3) + " s/step over " + std::to_string(steps) + " steps; the planned " +
+                    std::to_string(planned) + " steps would take " + format_duration(per_step * static_cast<double>(planned)) +
+                    " here");
   }
 
   void resume() {

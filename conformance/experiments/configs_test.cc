@@ -1,0 +1,92 @@
+// The committed configs (experiments/configs/) load and hold what they claim: the paper's base
+// and big settings (Vaswani et al. 2017, Table 3 and section 5), the CPU-sized Multi30K runs of
+// the public anchor (3 layers, d_model 256, 8 heads, d_ff 512, dropout 0.1, Adam 5e-4, label
+// smoothing 0.1, 10 epochs) in both directions.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "core/config.h"
+
+namespace trepro {
+namespace {
+
+Config committed(const std::string& name) {
+  return load_config(std::string(TREPRO_SOURCE_DIR) + "/experiments/configs/" + name);
+}
+
+// The paper's recipe shared by base and big (section 5.3-5.4).
+void expect_paper_recipe(const Config& c) {
+  EXPECT_EQ(c.model.architecture, Architecture::encoder_decoder);
+  EXPECT_EQ(c.model.vocab_size, 37000);  // shared source-target BPE of WMT14 En-De
+  EXPECT_EQ(c.model.encoder_layers, 6);
+  EXPECT_EQ(c.model.decoder_layers, 6);
+  EXPECT_EQ(c.model.norm, NormPlacement::post);
+  EXPECT_EQ(c.model.activation, Activation::relu);
+  EXPECT_EQ(c.model.positional, Positional::sinusoidal);
+  EXPECT_TRUE(c.model.tie_embeddings);
+  EXPECT_EQ(c.train.label_smoothing, 0.1);
+  EXPECT_EQ(c.train.optimizer.beta1, 0.9);
+  EXPECT_EQ(c.train.optimizer.beta2, 0.98);
+  EXPECT_EQ(c.train.optimizer.eps, 1e-9);
+  EXPECT_EQ(c.train.schedule.kind, ScheduleKind::noam);
+  EXPECT_EQ(c.train.schedule.warmup, 4000);
+  EXPECT_EQ(c.train.schedule.factor, 1.0);
+  EXPECT_EQ(c.train.clip_norm, 0.0);  // the paper clips nothing
+  // ~25,000 target tokens a step: copy sequences of 20..30 tokens + EOS (26 on average).
+  const double tokens_per_step = static_cast<double>(c.data.batch_size * c.train.update_freq) *
+                                 (static_cast<double>(c.data.min_length + c.data.max_length) / 2 + 1);
+  EXPECT_NEAR(tokens_per_step, 25000, 500);
+  EXPECT_EQ(c.train.max_tokens * c.train.update_freq, 25000);
+}
+
+TEST(CommittedConfigs, PaperBaseIsThePapersBaseModel) {
+  const Config c = committed("paper_base.json");
+  expect_paper_recipe(c);
+  EXPECT_EQ(c.model.d_model, 512);
+  EXPECT_EQ(c.model.heads, 8);
+  EXPECT_EQ(c.model.d_ff, 2048);
+  EXPECT_EQ(c.model.dropout, 0.1);
+  EXPECT_EQ(c.train.max_steps, 100000);
+}
+
+TEST(CommittedConfigs, PaperBigIsThePapersBigModel) {
+  const Config c = committed("paper_big.json");
+  expect_paper_recipe(c);
+  EXPECT_EQ(c.model.d_model, 1024);
+  EXPECT_EQ(c.model.heads, 16);
+  EXPECT_EQ(c.model.d_ff, 4096);
+  EXPECT_EQ(c.model.dropout, 0.3);  // EN-DE big
+  EXPECT_EQ(c.train.max_steps, 300000);
+}
+
+TEST(CommittedConfigs, Multi30kRunsAreTheAnchorsModelInBothDirections) {
+  for (const auto& [file, source, target] :
+       {std::tuple{"multi30k_deen.json", "de", "en"}, std::tuple{"multi30k_ende.json", "en", "de"}}) {
+    SCOPED_TRACE(file);
+    const Config c = committed(file);
+    EXPECT_EQ(c.data.dataset, Dataset::multi30k);
+    EXPECT_EQ(c.data.source_language, source);
+    EXPECT_EQ(c.data.target_language, target);
+    EXPECT_EQ(c.data.epochs, 10);
+    EXPECT_EQ(c.model.encoder_layers, 3);
+    EXPECT_EQ(c.model.decoder_layers, 3);
+    EXPECT_EQ(c.model.d_model, 256);
+    EXPECT_EQ(c.model.heads, 8);
+    EXPECT_EQ(c.model.d_ff, 512);
+    EXPECT_EQ(c.model.dropout, 0.1);
+    EXPECT_EQ(c.train.optimizer.lr, 5e-4);
+    EXPECT_EQ(c.train.label_smoothing, 0.1);
+    EXPECT_EQ(c.data.vocabulary.size, c.model.vocab_size);
+  }
+}
+
+TEST(CommittedConfigs, CopyTinyIsTheSyntheticTask) {
+  const Config c = committed("copy_tiny.json");
+  EXPECT_EQ(c.data.dataset, Dataset::copy);
+  EXPECT_LE(c.train.max_steps, 300);  // learns in well under a minute on an idle 2-core machine
+}
+
+}  // namespace
+}  // namespace trepro
