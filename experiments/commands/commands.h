@@ -10,6 +10,7 @@ void add_info_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_average_command(CLI::App& app);
+void add_ablate_command(CLI::App& app);
 void add_bleu_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);

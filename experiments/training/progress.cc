@@ -19,8 +19,10 @@ std::string format_duration(double seconds) {
     std::snprintf(text, sizeof text, "%.1fs", seconds);
   } else if (seconds < 3600) {
     std::snprintf(text, sizeof text, "%lldm%02llds", whole / 60, whole % 60);
-  } else {
+  } else if (seconds < 86400) {
     std::snprintf(text, sizeof text, "%lldh%02lldm", whole / 3600, whole / 60 % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lldd%02lldh", whole / 86400, whole / 3600 % 24);
   }
   return text;
 }

@@ -35,7 +35,7 @@ class Progress {
   bool line_open_ = false;  // the terminal's current line is a step line to rewrite
 };
 
-// "1h02m", "3m05s", "12.3s".
+// "12.3s", "3m05s", "1h02m", "4d07h".
 std::string format_duration(double seconds);
 std::string format_step_line(const ProgressLine& line);
 

@@ -6,10 +6,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/atomic_file.h"
 #include "core/config.h"
 #include "core/safetensors.h"
-#include "experiments/run_info.h"
 #include "experiments/training/checkpoint.h"
 #include "experiments/training/progress.h"
 #include "experiments/training/run_report.h"
@@ -25,8 +23,9 @@ using Clock = std::chrono::steady_clock;
 std::string in_run(const std::string& run_dir, const std::string& name) { return (fs::path(run_dir) / name).string(); }
 
 // The config of the run: CONFIG, or RUN/config.json on resume (CONFIG, when also given, must be
-// the same run apart from the overridable lengths).
-Config run_config(const TrainRunOptions& o) {
+// the same run apart from the overridable lengths). `planned_steps` gets train.max_steps before
+// the --steps override, for the time estimate of a short trial run.
+Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
   const std::string saved = in_run(o.run_dir, "config.json");
   Config config;
   if (o.resume) {
@@ -48,6 +47,7 @@ Config run_config(const TrainRunOptions& o) {
     }
     config = load_config(o.config_path);
   }
+  planned_steps = config.train.max_steps;
   if (o.max_steps) config.train.max_steps = *o.max_steps;
   if (o.validate_every) config.train.validate_every = *o.validate_every;
   if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
@@ -63,13 +63,13 @@ std::string number(double value, int digits) {
 class Run {
  public:
   Run(const TrainRunOptions& o)
-      : o_(o), config_(run_config(o)), backend_(o.make_backend()), model_(config_.model, *backend_) {
+      : o_(o), config_(run_config(o, planned_steps_)), backend_(o.make_backend()), model_(config_.model, *backend_) {
     fs::create_directories(o.run_dir);
-    save_config(config_, in_run(o.run_dir, "config.json"));
     progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
-    std::ostringstream data_log;
-    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, data_log);
-    progress_->note(data_log.str().empty() ? "data: " + to_string(config_.data.dataset) : data_log.str());
+    // The data before config.json: a missing data folder must not leave a config.json that
+    // marks the run folder as in use.
+    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, [this](const std::string& text) { progress_->note(text); });
+    save_config(config_, in_run(o.run_dir, "config.json"));
     model_.initialize(config_.train.seed);
     trainer_ = std::make_unique<Trainer>(model_, config_);
     state_.seed = config_.train.seed;
@@ -111,6 +111,7 @@ class Run {
       if (r.step % config_.train.validate_every == 0 || last) validate();
       if (r.step % config_.train.checkpoint_every == 0 || last) checkpoint();
     }
+    if (session_steps > 0) note_estimate(std::chrono::duration<double>(Clock::now() - start).count(), session_steps);
     finish("finished");
   }
 
@@ -123,6 +124,15 @@ class Run {
     if (per_epoch == 0 || config_.data.epochs == 0) return config_.train.max_steps;
     const std::int64_t by_epochs = (per_epoch * config_.data.epochs + config_.train.update_freq - 1) / config_.train.update_freq;
     return std::min(config_.train.max_steps, by_epochs);
+  }
+
+  // What a trial run (--steps N) says about the whole one: the planned train.max_steps at this
+  // session's pace (validation and checkpoints included).
+  void note_estimate(double seconds, std::int64_t steps) {
+    const double per_step = seconds / static_cast<double>(steps);
+    progress_->note("pace: " + number(per_step, 3) + " s/step over " + std::to_string(steps) + " steps; " +
+                    std::to_string(planned_steps_) + " steps (train.max_steps) would take " +
+                    format_duration(per_step * static_cast<double>(planned_steps_)) + " here");
   }
 
   void resume() {
@@ -209,6 +219,7 @@ class Run {
   }
 
   const TrainRunOptions& o_;
+  std::int64_t planned_steps_ = 0;  // declared before config_, which run_config initializes with it
   Config config_;
   std::unique_ptr<Backend> backend_;
   Transformer model_;

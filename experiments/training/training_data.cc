@@ -61,19 +61,20 @@ std::vector<TokenPair> encode_pairs(const Vocabulary& vocabulary, const Parallel
 
 class Multi30kData : public TrainingData {
  public:
-  Multi30kData(const Config& config, const std::string& run_dir, const std::string& data_dir, std::ostream& log)
+  Multi30kData(const Config& config, const std::string& run_dir, const std::string& data_dir,
+               const std::function<void(const std::string&)>& note)
       : config_(config), data_dir_(resolve_data_dir(data_dir.empty() ? config.data.dir : data_dir)) {
     const DataConfig& d = config.data;
     const ParallelText train = read_multi30k(data_dir_, "train", d.source_language, d.target_language);
     const std::string model_path = (std::filesystem::path(run_dir) / "vocab.model").string();
     if (std::filesystem::exists(model_path)) {
       vocabulary_ = std::make_unique<Vocabulary>(Vocabulary::load(model_path));
-      log << "vocabulary: reusing " << model_path << "\n";
+      note("vocabulary: reusing " + model_path);
     } else {
       std::vector<std::string> sentences = train.source;
       sentences.insert(sentences.end(), train.target.begin(), train.target.end());
-      log << "vocabulary: training " << to_string(d.vocabulary.kind) << " " << d.vocabulary.size << " on "
-          << sentences.size() << " sentences" << std::endl;
+      note("vocabulary: training " + to_string(d.vocabulary.kind) + " " + std::to_string(d.vocabulary.size) + " on " +
+           std::to_string(sentences.size()) + " sentences");
       vocabulary_ = std::make_unique<Vocabulary>(
           Vocabulary::train(sentences, {d.vocabulary.kind, d.vocabulary.size, 2}, model_path));
     }
@@ -84,8 +85,8 @@ class Multi30kData : public TrainingData {
     train_ = pairs_within(encode_pairs(*vocabulary_, train), config.model.max_len, &dropped_);
     validation_ = evaluation_batches("val");
     test_ = evaluation_batches("test_2016_flickr");
-    log << "data: " << data_dir_ << "/multi30k, " << train_.size() << " training pairs (" << dropped_
-        << " dropped: empty or longer than model.max_len)" << std::endl;
+    note("data: " + data_dir_ + "/multi30k, " + std::to_string(train_.size()) + " training pairs (" +
+         std::to_string(dropped_) + " dropped: empty or longer than model.max_len)");
   }
 
   Batch next(DataPosition& position) override {
@@ -158,8 +159,10 @@ double mean_loss(Transformer& model, const std::vector<Batch>& batches) {
 }
 
 std::unique_ptr<TrainingData> TrainingData::open(const Config& config, const std::string& run_dir,
-                                                 const std::string& data_dir, std::ostream& log) {
-  if (config.data.dataset == Dataset::multi30k) return std::make_unique<Multi30kData>(config, run_dir, data_dir, log);
+                                                 const std::string& data_dir,
+                                                 const std::function<void(const std::string&)>& note) {
+  if (config.data.dataset == Dataset::multi30k) return std::make_unique<Multi30kData>(config, run_dir, data_dir, note);
+  note("data: " + to_string(config.data.dataset) + " task");
   return std::make_unique<SyntheticData>(config);
 }
 

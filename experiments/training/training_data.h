@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <ostream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,9 +27,10 @@ class TrainingData {
  public:
   // Multi30K reads the data folder (resolve_data_dir(data_dir)) and reuses RUN/vocab.model when
   // it exists (resume), else trains the vocabulary on the training split of both languages and
-  // writes it there. Progress notes go to `log`.
+  // writes it there. Progress notes ("vocabulary: training ...") go to `note` as they happen.
   static std::unique_ptr<TrainingData> open(const Config& config, const std::string& run_dir,
-                                            const std::string& data_dir, std::ostream& log);
+                                            const std::string& data_dir,
+                                            const std::function<void(const std::string&)>& note);
   virtual ~TrainingData() = default;
 
   // The batch at `position`; moves `position` to the next one (the next epoch after the last).

@@ -1,0 +1,108 @@
+// Ablation specs (experiments/ablation/ablation_spec.h): overrides by dotted path, grids,
+// and errors naming the spec file and the offending key; the committed specs all load.
+#include "experiments/ablation/ablation_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/ablation/ablation_summary.h"
+
+namespace trepro {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A folder holding base.json (a small copy-task config) and the spec `spec` as spec.json.
+std::string write_spec(const std::string& name, const json& spec) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("ablation_spec_test_" + name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "base.json") << json{{"model", {{"vocab_size", 16}, {"d_model", 32}, {"heads", 4}}}}.dump();
+  std::ofstream(dir / "spec.json") << spec.dump();
+  return (dir / "spec.json").string();
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    load_ablation_spec(path);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(AblationSpec, VariantsApplyCommonThenOwnOverrides) {
+  const std::string path = write_spec("variants", {{"name", "n"},
+                                                   {"base", "base.json"},
+                                                   {"overrides", {{"train.max_steps", 7}}},
+                                                   {"variants", {{{"name", "pre"}, {"set", {{"model.norm", "pre"}}}},
+                                                                 {{"name", "post"}, {"set", {{"model.norm", "post"}}}}}}});
+  const AblationSpec spec = load_ablation_spec(path);
+  ASSERT_EQ(spec.variants.size(), 2u);
+  EXPECT_EQ(spec.variants[0].name, "pre");
+  EXPECT_EQ(spec.variants[0].config.model.norm, NormPlacement::pre);
+  EXPECT_EQ(spec.variants[1].config.model.norm, NormPlacement::post);
+  EXPECT_EQ(spec.variants[1].config.train.max_steps, 7);
+  EXPECT_EQ(spec.variants[1].config.model.d_model, 32);  // from the base
+  EXPECT_NE(config_hash(spec.variants[0].config), config_hash(spec.variants[1].config));
+}
+
+TEST(AblationSpec, AGridIsTheCartesianProductInWrittenOrder) {
+  const std::string path = write_spec(
+      "grid", {{"name", "g"}, {"base", "base.json"},
+               {"grid", {{"model.heads", {1, 4}}, {"train.schedule.warmup", {10, 20, 30}}}}});
+  const AblationSpec spec = load_ablation_spec(path);
+  ASSERT_EQ(spec.variants.size(), 6u);
+  EXPECT_EQ(spec.variants[0].name, "heads=1,warmup=10");
+  EXPECT_EQ(spec.variants[5].name, "heads=4,warmup=30");
+  EXPECT_EQ(spec.variants[5].config.model.heads, 4);
+  EXPECT_EQ(spec.variants[5].config.train.schedule.warmup, 30);
+}
+
+TEST(AblationSpec, AnUnknownPathIsAnErrorNamingSpecVariantAndKey) {
+  const std::string path = write_spec(
+      "typo", {{"name", "t"}, {"base", "base.json"}, {"variants", {{{"name", "x"}, {"set", {{"model.hedas", 2}}}}}}});
+  EXPECT_EQ(error_of(path), path + ": variant \"x\" set.model.hedas: the config has no key \"hedas\" here");
+}
+
+TEST(AblationSpec, AnImpossibleValueIsTheConfigErrorOfTheVariant) {
+  const std::string path = write_spec(
+      "impossible", {{"name", "i"}, {"base", "base.json"}, {"variants", {{{"name", "x"}, {"set", {{"model.heads", 7}}}}}}});
+  EXPECT_EQ(error_of(path), path + ": variant \"x\" set: model.heads: d_model 32 is not divisible by heads 7");
+}
+
+TEST(AblationSpec, NamesMustBeUniqueFolderNames) {
+  const json twice = {{"name", "d"}, {"base", "base.json"}, {"variants", {{{"name", "a"}}, {{"name", "a"}}}}};
+  EXPECT_NE(error_of(write_spec("twice", twice)).find("the name is used twice"), std::string::npos);
+  const json slash = {{"name", "d"}, {"base", "base.json"}, {"variants", {{{"name", "../a"}}}}};
+  EXPECT_NE(error_of(write_spec("slash", slash)).find("not a usable folder name"), std::string::npos);
+}
+
+TEST(AblationSpec, NoVariantsAndUnknownKeysAreErrors) {
+  EXPECT_NE(error_of(write_spec("empty", {{"name", "e"}, {"base", "base.json"}})).find("no variants"), std::string::npos);
+  EXPECT_NE(error_of(write_spec("unknown", {{"name", "u"}, {"base", "base.json"}, {"variant", json::array()}}))
+                .find("variant: unknown key"),
+            std::string::npos);
+}
+
+TEST(AblationSpec, TheCommittedSpecsLoad) {
+  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations";
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const AblationSpec spec = load_ablation_spec(entry.path().string());
+    EXPECT_GE(spec.variants.size(), 2u) << entry.path();
+    ++count;
+  }
+  EXPECT_GE(count, 5u);
+}
+
+TEST(AblationSummary, FinalTrainingLossAveragesTheLastSteps) {
+  const json steps = json::array({{{"loss", 9.0}}, {{"loss", 3.0}}, {{"loss", 1.0}}});
+  EXPECT_EQ(final_training_loss(steps, 2), 2.0);
+  EXPECT_EQ(final_training_loss(steps, 10), 13.0 / 3.0);
+}
+
+}  // namespace
+}  // namespace trepro

@@ -1,0 +1,112 @@
+// Multi30K files (experiments/data/multi30k.h): gzip lines, the parallel reader's checks, and the
+// data folder resolution order; every error names the file or folder.
+#include "experiments/data/multi30k.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace trepro {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("multi30k_files_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_gzip(const fs::path& path, const std::string& contents) {
+  gzFile file = gzopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr) << path;
+  ASSERT_EQ(gzwrite(file, contents.data(), static_cast<unsigned>(contents.size())), static_cast<int>(contents.size()));
+  ASSERT_EQ(gzclose(file), Z_OK);
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(GzipLines, ReadsLinesWithoutTheirEndings) {
+  const fs::path path = fresh_dir("lines") / "a.gz";
+  write_gzip(path, "Ein Hund.\r\nZwei Katzen.\n\nDrei Vögel ohne Zeilenende");
+  EXPECT_EQ(read_gzip_lines(path.string()),
+            (std::vector<std::string>{"Ein Hund.", "Zwei Katzen.", "", "Drei Vögel ohne Zeilenende"}));
+}
+
+TEST(GzipLines, LongLinesSpanningReadBuffersSurvive) {
+  const fs::path path = fresh_dir("long") / "a.gz";
+  const std::string line(10000, 'x');
+  write_gzip(path, line + "\n" + line + "\n");
+  EXPECT_EQ(read_gzip_lines(path.string()), (std::vector<std::string>{line, line}));
+}
+
+TEST(GzipLines, AMissingFileIsAnErrorNamingIt) {
+  const std::string path = (fresh_dir("missing") / "nope.gz").string();
+  EXPECT_NE(message_of([&] { read_gzip_lines(path); }).find(path + ": cannot open"), std::string::npos);
+}
+
+TEST(GzipLines, CorruptDataIsAnErrorNamingTheFile) {
+  const fs::path dir = fresh_dir("corrupt");
+  write_gzip(dir / "good.gz", std::string(5000, 'a') + "\n");
+  // Keep the gzip header, damage the deflate stream.
+  std::ifstream in(dir / "good.gz", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t i = 12; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xFF);
+  std::ofstream(dir / "bad.gz", std::ios::binary) << bytes;
+  const std::string path = (dir / "bad.gz").string();
+  EXPECT_NE(message_of([&] { read_gzip_lines(path); }).find(path + ": corrupt gzip data"), std::string::npos);
+}
+
+TEST(ReadMulti30k, PairsLineNOfBothLanguages) {
+  const fs::path data = fresh_dir("pairs");
+  fs::create_directories(data / "multi30k");
+  write_gzip(data / "multi30k" / "val.de.gz", "Ein Hund.\nEine Katze.\n");
+  write_gzip(data / "multi30k" / "val.en.gz", "A dog.\nA cat.\n");
+  const ParallelText text = read_multi30k(data.string(), "val", "en", "de");
+  EXPECT_EQ(text.source, (std::vector<std::string>{"A dog.", "A cat."}));
+  EXPECT_EQ(text.target, (std::vector<std::string>{"Ein Hund.", "Eine Katze."}));
+}
+
+TEST(ReadMulti30k, DifferentLineCountsAreAnErrorNamingBothFiles) {
+  const fs::path data = fresh_dir("counts");
+  fs::create_directories(data / "multi30k");
+  write_gzip(data / "multi30k" / "val.de.gz", "Ein Hund.\nEine Katze.\n");
+  write_gzip(data / "multi30k" / "val.en.gz", "A dog.\n");
+  const std::string message = message_of([&] { read_multi30k(data.string(), "val", "de", "en"); });
+  EXPECT_NE(message.find("val.de.gz has 2 lines but"), std::string::npos) << message;
+  EXPECT_NE(message.find("val.en.gz has 1"), std::string::npos) << message;
+}
+
+TEST(ResolveDataDir, AnExplicitFolderWinsAndAWrongOneDoesNotFallThrough) {
+  const fs::path data = fresh_dir("explicit");
+  fs::create_directories(data / "multi30k");
+  EXPECT_EQ(resolve_data_dir(data.string()), data.string());
+  const std::string wrong = (data / "elsewhere").string();
+  const std::string message = message_of([&] { resolve_data_dir(wrong); });
+  EXPECT_NE(message.find("--data-dir / data.dir: " + wrong + " (no multi30k/ folder)"), std::string::npos) << message;
+  EXPECT_EQ(message.find("default"), std::string::npos) << "a wrong explicit folder fell through: " << message;
+}
+
+TEST(ResolveDataDir, TheEnvironmentVariableComesBeforeTheDefaults) {
+  const fs::path data = fresh_dir("environment");
+  fs::create_directories(data / "multi30k");
+  ASSERT_EQ(setenv("TREPRO_DATA_DIR", data.c_str(), 1), 0);
+  EXPECT_EQ(resolve_data_dir(""), data.string());
+  ASSERT_EQ(setenv("TREPRO_DATA_DIR", (data / "missing").c_str(), 1), 0);
+  EXPECT_NE(message_of([] { resolve_data_dir(""); }).find("$TREPRO_DATA_DIR"), std::string::npos);
+  unsetenv("TREPRO_DATA_DIR");
+}
+
+}  // namespace
+}  // namespace trepro

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# report.json of real runs validates against reports/schema.json (and a broken one does not);
+# a NaN stops a run naming the step, with a non_finite report; `trepro average` averages the
+# last K checkpoints and refuses a K larger than the run has.
+# usage: report_schema_test.sh TREPRO SOURCE_DIR
+trepro=$1
+source "$2/conformance/experiments/cli_fixture.sh"
+validate="$python $2/reports/validate_report.py"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+"$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/copy" --steps 10 --validate-every 5 >/dev/null
+make_multi30k_fixture
+"$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/multi30k" >/dev/null
+$validate "$scratch/copy/report.json" "$scratch/multi30k/report.json" || fail "a report does not match the schema"
+"$python" - "$scratch/multi30k/report.json" <<'PY' || fail "the multi30k report lacks the test perplexity"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["test"]["split"] == "test_2016_flickr", report["test"]
+assert report["test"]["perplexity"] >= 1, report["test"]
+assert report["data"]["vocabulary"]["size"] == 64
+PY
+
+# The schema can fail: a report without its steps, and one with a BLEU but no signature.
+"$python" - "$scratch/copy/report.json" "$scratch/broken1.json" "$scratch/broken2.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+del report["steps"]
+json.dump(report, open(sys.argv[2], "w"))
+report = json.load(open(sys.argv[1]))
+report["test"]["bleu"] = 30.0
+json.dump(report, open(sys.argv[3], "w"))
+PY
+for broken in broken1 broken2; do
+  if $validate "$scratch/$broken.json" 2>/dev/null; then fail "$broken.json passed the schema"; fi
+done
+
+# A learning rate of 1e30 makes the weights overflow: the run must stop naming the step.
+sed 's/"lr": 0.003/"lr": 1e30/; s/"inverse_sqrt", "warmup": 4/"constant", "warmup": 0/' \
+  "$scratch/tiny_multi30k.json" >"$scratch/explode.json"
+if "$trepro" train "$scratch/explode.json" --out "$scratch/explode" 2>"$scratch/explode.err" >/dev/null; then
+  fail "a run with lr 1e30 finished"
+fi
+grep -q "step [0-9]*: .*not finite\|step [0-9]*: the loss" "$scratch/explode.err" ||
+  fail "the error does not name the step: $(cat "$scratch/explode.err")"
+$validate "$scratch/explode/report.json" || fail "the non_finite report does not match the schema"
+grep -q '"status": "non_finite"' "$scratch/explode/report.json" || fail "status is not non_finite"
+
+# Averaging: the last 2 checkpoints of the Multi30K run; more than it has is an error.
+"$trepro" average "$scratch/multi30k" --last 2 --out "$scratch/average.safetensors" >/dev/null ||
+  fail "average --last 2"
+[[ -s "$scratch/average.safetensors" ]] || fail "no average written"
+if "$trepro" average "$scratch/multi30k" --last 1000 --out "$scratch/too_many.safetensors" 2>/dev/null; then
+  fail "average --last 1000 succeeded"
+fi
+[[ ! -e "$scratch/too_many.safetensors" ]] || fail "a failed average left a file"
+echo "PASS"

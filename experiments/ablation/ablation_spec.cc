@@ -1,0 +1,130 @@
+#include "experiments/ablation/ablation_spec.h"
+
+#include <filesystem>
+#include <set>
+
+#include "core/atomic_file.h"
+
+namespace trepro {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) { throw ConfigError(where + ": " + what); }
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = dotted.find('.', start);
+    keys.push_back(dotted.substr(start, dot - start));
+    if (dot == std::string::npos) return keys;
+    start = dot + 1;
+  }
+}
+
+void check_name(const std::string& name, const std::string& where) {
+  const bool valid = !name.empty() && name != "." && name != ".." &&
+                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=,") ==
+                         std::string::npos;
+  if (!valid) fail(where, "\"" + name + "\" is not a usable folder name (letters, digits, _ - . = ,)");
+}
+
+std::string string_member(const json& object, const std::string& key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end()) fail(where, "missing key \"" + key + "\"");
+  if (!it->is_string()) fail(where + "." + key, std::string("expected a string, got ") + it->type_name());
+  return it->get<std::string>();
+}
+
+// A grid's points: every combination of the listed values, in the order written.
+std::vector<AblationVariant> grid_variants(const json& grid, const std::string& where) {
+  if (!grid.is_object() || grid.empty()) fail(where, "expected an object of \"path\": [values...]");
+  std::vector<AblationVariant> points = {{"", json::object(), {}}};
+  for (const auto& [path, values] : grid.items()) {
+    if (!values.is_array() || values.empty()) fail(where + "." + path, "expected a non-empty list of values");
+    std::vector<AblationVariant> next;
+    for (const AblationVariant& point : points) {
+      for (const json& value : values) {
+        AblationVariant extended = point;
+        extended.set[path] = value;
+        const std::string shown = value.is_string() ? value.get<std::string>() : value.dump();
+        extended.name += (extended.name.empty() ? "" : ",") + split_path(path).back() + "=" + shown;
+        next.push_back(std::move(extended));
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+}  // namespace
+
+Config apply_overrides(const Config& config, const json& overrides, const std::string& where) {
+  if (!overrides.is_object()) fail(where, "expected an object of \"dotted.path\": value");
+  json document = config_to_json(config);
+  for (const auto& [path, value] : overrides.items()) {
+    json* node = &document;
+    for (const std::string& key : split_path(path)) {
+      if (!node->is_object() || !node->contains(key)) {
+        fail(where + "." + path, "the config has no key \"" + key + "\" here");
+      }
+      node = &(*node)[key];
+    }
+    if (node->is_object()) fail(where + "." + path, "names a section; override its keys one by one");
+    *node = value;
+  }
+  return config_from_json(document, where);
+}
+
+AblationSpec load_ablation_spec(const std::string& path) {
+  json document;
+  try {
+    document = json::parse(read_file(path));
+  } catch (const json::parse_error& e) {
+    fail(path, std::string("invalid JSON: ") + e.what());
+  }
+  if (!document.is_object()) fail(path, "expected an object");
+  static const std::set<std::string> known = {"name", "description", "base", "overrides", "variants", "grid"};
+  for (const auto& [key, value] : document.items()) {
+    if (!known.contains(key)) fail(path + ": " + key, "unknown key (expected name, description, base, overrides, variants, grid)");
+  }
+  AblationSpec spec;
+  spec.name = string_member(document, "name", path);
+  check_name(spec.name, path + ": name");
+  if (document.contains("description")) spec.description = string_member(document, "description", path);
+  const std::string base = string_member(document, "base", path);
+  spec.base_path = (std::filesystem::path(path).parent_path() / base).lexically_normal().string();
+  const Config base_config = load_config(spec.base_path);
+  if (document.contains("overrides")) spec.overrides = document["overrides"];
+  const Config common = apply_overrides(base_config, spec.overrides, path + ": overrides");
+
+  std::vector<AblationVariant> variants;
+  if (const auto it = document.find("variants"); it != document.end()) {
+    if (!it->is_array()) fail(path + ": variants", "expected a list of {\"name\", \"set\"}");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string where = path + ": variants[" + std::to_string(i) + "]";
+      const json& entry = (*it)[i];
+      if (!entry.is_object()) fail(where, "expected {\"name\", \"set\"}");
+      variants.push_back({string_member(entry, "name", where),
+                          entry.value("set", json::object()), {}});
+    }
+  }
+  if (const auto it = document.find("grid"); it != document.end()) {
+    for (AblationVariant& point : grid_variants(*it, path + ": grid")) variants.push_back(std::move(point));
+  }
+  if (variants.empty()) fail(path, "no variants (give \"variants\" or \"grid\")");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    AblationVariant& v = variants[i];
+    const std::string where = path + ": variant \"" + v.name + "\"";
+    check_name(v.name, where);
+    if (!names.insert(v.name).second) fail(where, "the name is used twice");
+    v.config = apply_overrides(common, v.set, where + " set");
+  }
+  spec.variants = std::move(variants);
+  return spec;
+}
+
+}  // namespace trepro
