@@ -12,12 +12,12 @@ int main(int argc, char** argv) {
   trepro::cli::add_forward_command(app);
   trepro::cli::add_train_command(app);
   trepro::cli::add_average_command(app);
+  trepro::cli::add_ablate_command(app);
   trepro::cli::add_bleu_command(app);
   trepro::cli::add_translate_command(app);
   trepro::cli::add_evaluate_command(app);
   trepro::cli::add_attention_command(app);
   trepro::cli::add_compare_kernels_command(app);
-  trepro::cli::add_ablate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

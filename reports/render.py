@@ -19,6 +19,8 @@ from render_data import InputError, load_inputs
 # The paper's Table 3 (newstest2013 EN-DE dev, PPL / BLEU), by the one setting a row changes
 # from the base model (../shared/design/PAPER.md); our runs are matched to a row by the same change.
 PAPER_BASE = (4.92, 25.8)
+PAPER_BASE_SETTINGS = {"heads": 8, "layers": 6, "d_model": 512, "d_ff": 2048, "dropout": 0.1,
+                       "label_smoothing": 0.1, "positional": "sinusoidal"}
 PAPER_TABLE3 = {
     ("heads", 1): ("(A) h 1", 5.29, 24.9), ("heads", 4): ("(A) h 4", 5.00, 25.5),
     ("heads", 16): ("(A) h 16", 4.91, 25.8), ("heads", 32): ("(A) h 32", 5.01, 25.4),
@@ -33,7 +35,7 @@ PAPER_TABLE3 = {
 
 
 def settings(run):
-    """The settings a Table 3 row or an ablation can change, and the others we vary."""
+    """The settings an ablation or a Table 3 row changes."""
     return {
         "heads": run.model("heads"), "layers": run.model("encoder_layers"), "d_model": run.model("d_model"),
         "d_ff": run.model("d_ff"), "dropout": run.model("dropout"), "positional": run.model("positional"),
@@ -43,9 +45,10 @@ def settings(run):
     }
 
 
-def changes(run, base):
-    a, b = settings(run), settings(base)
-    return [(k, a[k]) for k in a if a[k] != b[k]]
+def varied(runs):
+    """The settings whose values differ between the runs, in settings() order."""
+    values = [settings(r) for r in runs]
+    return [k for k in values[0] if len({repr(v[k]) for v in values}) > 1] if values else []
 
 
 def fmt(value, digits=2):
@@ -69,22 +72,29 @@ def runs_table(runs):
     return lines
 
 
-def table3(runs, base):
-    """Paper rows next to ours, for runs that change one Table 3 setting from `base`."""
+def table3(runs):
+    """The paper's Table 3 row next to each run, when the runs vary one Table 3 setting: the row
+    with the same value (the paper's base model for its base value)."""
+    keys = varied(runs)
+    if len(keys) != 1 or keys[0] not in PAPER_BASE_SETTINGS:
+        return []
+    key = keys[0]
     ppl = lambda r: r.test_perplexity() or r.best_validation_perplexity()  # noqa: E731
     rows = []
     for r in runs:
-        delta = changes(r, base)
-        if len(delta) == 1 and tuple(delta[0]) in PAPER_TABLE3:
-            label, paper_ppl, paper_bleu = PAPER_TABLE3[tuple(delta[0])]
-            rows.append(f"| {label} | {paper_ppl:.2f} | {paper_bleu:.1f} | {r.name} | {fmt(ppl(r))} | {fmt(r.bleu())} |")
+        value = settings(r)[key]
+        if value == PAPER_BASE_SETTINGS[key]:
+            row = (f"base ({key} {value})",) + PAPER_BASE
+        elif (key, value) in PAPER_TABLE3:
+            row = PAPER_TABLE3[(key, value)]
+        else:
+            continue
+        rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {r.name} | {fmt(ppl(r))} | {fmt(r.bleu())} |")
     if not rows:
         return []
-    return ["| paper row | paper PPL | paper BLEU | our run | our PPL | our BLEU |", "|---|---|---|---|---|---|",
-            f"| base | {PAPER_BASE[0]:.2f} | {PAPER_BASE[1]:.1f} | {base.name} (our base) | {fmt(ppl(base))} | "
-            f"{fmt(base.bleu())} |"] + rows + [
-            "", "The paper's numbers are newstest2013 EN-DE with the base model; ours are smaller models on our "
-            "data: compare the direction of each change against the base row, not the values."]
+    return ["| paper row | paper PPL | paper BLEU | our run | our PPL | our BLEU |", "|---|---|---|---|---|---|"] + rows + [
+        "", "The paper's numbers are newstest2013 EN-DE with the base model; ours are smaller models on our "
+        "data (PPL: test, else best validation): compare the direction of each change, not the values."]
 
 
 def figures(runs, out_dir, stem, fmt_, title):
@@ -108,14 +118,16 @@ def render(inputs, out_dir, fmt_):
     if runs:
         md += ["## Runs", ""] + runs_table(runs) + [""] + figures(runs, out_dir, "runs", fmt_, "BLEU per run") + [""]
     for i, ablation in enumerate(ablations):
-        base = ablation.runs[0]
-        md += [f"## Ablation: {ablation.name}", "", f"Base variant: {base.name}. Variants and what they change:", ""]
-        md += [f"- {r.name}: " + (", ".join(f"{k} {v}" for k, v in changes(r, base)) or "the base") for r in ablation.runs]
-        md += [""] + runs_table(ablation.runs) + [""]
-        paper = table3(ablation.runs, base)
-        if paper:
-            md += ["### The paper's Table 3 next to ours", ""] + paper + [""]
-        md += figures(ablation.runs, out_dir, f"ablation{i}", fmt_, f"BLEU per variant: {ablation.name}") + [""]
+        md += [f"## Ablation: {ablation.name}", "", ablation.description, ""]
+        keys = varied(ablation.runs)
+        md += [f"- {r.name}: " + ", ".join(f"{k} {settings(r)[k]}" for k in keys) for r in ablation.runs]
+        md += [f"- {name}: not run yet" for name in ablation.not_run] + [""]
+        if ablation.runs:
+            md += runs_table(ablation.runs) + [""]
+            paper = table3(ablation.runs)
+            if paper:
+                md += ["### The paper's Table 3 next to ours", ""] + paper + [""]
+            md += figures(ablation.runs, out_dir, f"ablation{i}", fmt_, f"BLEU per variant: {ablation.name}")
     for i, attention in enumerate(attentions):
         md += [f"## Attention: {attention.name}", "", "source: " + " ".join(attention.source),
                "", "target: " + " ".join(attention.target), ""]

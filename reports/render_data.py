@@ -88,7 +88,8 @@ def _number(value):
 
 
 class Ablation:
-    """A summary of `trepro ablate`: a name, the base variant and the variants' reports."""
+    """A summary of `trepro ablate` (reports/ablation_schema.json): its name and description, the
+    runs of its variants (reports relative to the summary) and the variants not run yet."""
 
     def __init__(self, path, data):
         variants = data.get("variants")
@@ -96,18 +97,17 @@ class Ablation:
             raise InputError(f"{path}: an ablation summary needs a non-empty \"variants\" list")
         self.path = path
         self.name = data.get("name") or os.path.splitext(os.path.basename(path))[0]
-        self.runs = []
+        self.description = data.get("description", "")
+        self.runs, self.not_run = [], []
         for i, variant in enumerate(variants):
-            if not isinstance(variant, dict) or "name" not in variant:
-                raise InputError(f"{path}: variants[{i}]: expected an object with a \"name\"")
-            report = variant.get("report")
-            if isinstance(report, str):
-                report_path = os.path.join(os.path.dirname(path), report)
-                self.runs.append(Run(report_path, load_json(report_path), variant["name"]))
-            elif isinstance(report, dict):
-                self.runs.append(Run(f"{path}: variants[{i}]", report, variant["name"]))
+            if not isinstance(variant, dict) or not isinstance(variant.get("name"), str) \
+                    or not isinstance(variant.get("report"), str):
+                raise InputError(f"{path}: variants[{i}]: expected an object with a \"name\" and a \"report\" path")
+            report_path = os.path.join(os.path.dirname(path), variant["report"])
+            if variant.get("status") == "not_run" or not os.path.exists(report_path):
+                self.not_run.append(variant["name"])
             else:
-                raise InputError(f"{path}: variants[{i}].report: expected a path or an embedded report")
+                self.runs.append(Run(report_path, load_json(report_path), variant["name"]))
 
 
 class Attention:

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """reports/render.py on the committed fixtures (conformance/reports/fixtures/): a run report,
-an ablation summary over heads (one variant by path, two embedded) and an attention file.
+an ablation over heads as `trepro ablate` lays it out (summary.json, one report per variant,
+one variant not run yet) and an attention file.
 
-Checks the Markdown tables carry the fixtures' numbers, the paper's Table 3 rows are matched to
-the variants that change the same setting, every linked figure exists and is a valid SVG (or
+Checks the fixtures follow the report schemas, the Markdown tables carry their numbers, the
+paper's Table 3 rows are matched to the variants by the value of the setting they vary, every linked figure exists and is a valid SVG (or
 PNG), the output is byte-identical when rendered twice, and bad inputs fail with exit 2 and a
 message naming the file. Exit 77 (ctest: skipped) when matplotlib is not importable.
 """
@@ -45,9 +46,10 @@ def summary_checks(out):
         md = f.read()
     check("| tiny_run | multi30k de-en | 3+3 | 256 | 8 | 512 | post | relu | sinusoidal | 60 | 10.68 | 11.50 | "
           "30.12 | 33.40 | 4320 |" in md, "runs table row of tiny_run")
-    check("| heads1 | multi30k de-en | 3+3 | 256 | 1 |" in md, "ablation table lists the embedded variant heads1")
-    check("- heads4: heads 4" in md, "ablation names what a variant changes")
-    check("| base | 4.92 | 25.8 | heads8 (our base) | 11.50 | 30.12 |" in md, "Table 3 base row")
+    check("| heads1 | multi30k de-en | 3+3 | 256 | 1 |" in md, "ablation table lists the variant heads1")
+    check("- heads4: heads 4" in md, "ablation names the setting each variant varies")
+    check("- heads16: not run yet" in md, "a variant not run yet is listed as such")
+    check("| base (heads 8) | 4.92 | 25.8 | heads8 | 11.50 | 30.12 |" in md, "Table 3 base row next to heads8")
     check("| (A) h 1 | 5.29 | 24.9 | heads1 | 14.25 | 25.50 |" in md, "Table 3 row (A) h 1 next to heads1")
     check("| (A) h 4 | 5.00 | 25.5 | heads4 | 12.75 | 28.75 |" in md, "Table 3 row (A) h 4 next to heads4")
     check("`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3`" in md, "sacreBLEU signature shown")
@@ -56,28 +58,28 @@ def summary_checks(out):
     return links
 
 
-def fixtures_follow_the_schema(tmp):
-    """The fixture reports are what `trepro train` writes: valid against reports/schema.json."""
+def fixtures_follow_the_schema():
+    """The fixtures are what `trepro train` and `trepro ablate` write: valid against
+    reports/schema.json and reports/ablation_schema.json."""
     try:
         import jsonschema  # noqa: F401
     except ImportError:
-        print("note: python3-jsonschema missing; the fixtures are not validated against the schema")
+        print("note: python3-jsonschema missing; the fixtures are not validated against the schemas")
         return
-    reports = [os.path.join(FIXTURES, "tiny_run", "report.json")]
-    with open(os.path.join(FIXTURES, "ablation_heads.json"), encoding="utf-8") as f:
-        for i, variant in enumerate(json.load(f)["variants"]):
-            if isinstance(variant["report"], dict):
-                reports.append(os.path.join(tmp, f"variant{i}.json"))
-                with open(reports[-1], "w", encoding="utf-8") as out:
-                    json.dump(variant["report"], out)
     validate = os.path.join(HERE, "..", "..", "reports", "validate_report.py")
+    reports = [os.path.join(FIXTURES, "tiny_run", "report.json")] + [
+        os.path.join(FIXTURES, "ablation_heads", name, "report.json") for name in ("heads1", "heads4", "heads8")]
     result = subprocess.run([sys.executable, validate, *reports], capture_output=True, text=True)
-    check(result.returncode == 0, f"fixtures valid against reports/schema.json {result.stderr.strip()}")
+    check(result.returncode == 0, f"run fixtures valid against reports/schema.json {result.stderr.strip()}")
+    result = subprocess.run([sys.executable, validate, "--schema", os.path.join(HERE, "..", "..", "reports",
+                             "ablation_schema.json"), os.path.join(FIXTURES, "ablation_heads", "summary.json")],
+                            capture_output=True, text=True)
+    check(result.returncode == 0, f"ablation fixture valid against reports/ablation_schema.json {result.stderr.strip()}")
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        fixtures_follow_the_schema(tmp)
+        fixtures_follow_the_schema()
         out = os.path.join(tmp, "svg")
         result = render([FIXTURES], out)
         check(result.returncode == 0, f"render the fixtures (stderr: {result.stderr.strip()})")

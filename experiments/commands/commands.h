@@ -10,11 +10,11 @@ void add_info_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_average_command(CLI::App& app);
+void add_ablate_command(CLI::App& app);
 void add_bleu_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_compare_kernels_command(CLI::App& app);
-void add_ablate_command(CLI::App& app);
 
 }  // namespace trepro::cli
