@@ -1,10 +1,11 @@
-// Scratch memory reused across calls, so that a training step allocates nothing once every
-// op has seen its largest shape (the buffers only grow).
+// Scratch memory of the ops reused across calls, so that their packing buffers and tiles are
+// allocated once, when an op first sees its largest shape (the buffers only grow). The model's
+// activations are tensors the model allocates itself.
 //
 // A buffer is named by (worker, slot): each pool worker owns its own buffers, so tasks running
 // at the same time never share one; `slot` separates buffers one op needs at once (a packed A
-// and a packed B panel of the GEMM). The pointer is valid until the next call with the same
-// (worker, slot) asks for more elements.
+// and a packed B panel of the GEMM, linear's dpre beside them). The pointer is valid until the
+// next call with the same (worker, slot) asks for more elements.
 #pragma once
 
 #include <cstddef>
