@@ -3,16 +3,26 @@
 #include <stdexcept>
 
 #include "reference/reference_backend.h"
+#if defined(TR_WITH_CUDA)
+#include "optimized/cuda/cuda_backend.h"
+#endif
 
 namespace trepro {
 
 std::vector<BackendInfo> available_backends() {
-  return {
+  std::vector<BackendInfo> backends = {
       {"reference-f32", DType::f32, "Eigen reference, float32",
        [] { return make_reference_backend(DType::f32); }},
       {"reference-f64", DType::f64, "Eigen reference, float64 (the ground truth)",
        [] { return make_reference_backend(DType::f64); }},
   };
+#if defined(TR_WITH_CUDA)
+  // Built with CUDA, listed only when this machine has a usable device.
+  if (cuda_device_status().available) {
+    backends.push_back({"cuda", DType::f32, "CUDA kernels + cuBLAS, float32, device 0", [] { return make_cuda_backend(); }});
+  }
+#endif
+  return backends;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
