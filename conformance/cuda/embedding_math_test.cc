@@ -43,25 +43,37 @@ TEST(EmbeddingMath, RopeRotationMatchesReference) {
     ref.rope_backward(x, static_cast<int>(heads), offset, back);
     const std::vector<float> xs = floats(x);
     std::vector<float> forward(xs.size()), backward(xs.size());
-    const std::int64_t half = width / 2;
-    for (std::int64_t row = 0; row < batch * time; ++row) {
-      for (std::int64_t hh = 0; hh < heads; ++hh) {
-        for (std::int64_t i = 0; i < half; ++i) {
-          const std::int64_t first = (row * heads + hh) * width + i, second = first + half;
-          const std::int64_t position = offset + row % time;
-          const auto f = cuda::rope_rotate(xs[first], xs[second], cuda::rope_angle(position, i, width, 1.0));
-          const auto b = cuda::rope_rotate(xs[first], xs[second], cuda::rope_angle(position, i, width, -1.0));
-          forward[first] = f.first;
-          forward[second] = f.second;
-          backward[first] = b.first;
-          backward[second] = b.second;
-        }
-      }
+    // As rope.cu: one thread per pair, placed by rope_pair.
+    for (std::int64_t index = 0; index < batch * time * heads * width / 2; ++index) {
+      const cuda::RopePair p = cuda::rope_pair(index, time, heads, width);
+      const auto f = cuda::rope_rotate(xs[p.first], xs[p.second], cuda::rope_angle(offset + p.t, p.i, width, 1.0));
+      const auto b = cuda::rope_rotate(xs[p.first], xs[p.second], cuda::rope_angle(offset + p.t, p.i, width, -1.0));
+      forward[p.first] = f.first;
+      forward[p.second] = f.second;
+      backward[p.first] = b.first;
+      backward[p.second] = b.second;
     }
     // Two products and a sum per output, plus the rounded cos and sin.
     const Tolerance tol = tolerance(Check::op_vs_reference, DType::f32, 2);
     EXPECT_TRUE(all_close("forward", *h.holder, h.result(x.shape(), forward), ref, y, tol));
     EXPECT_TRUE(all_close("backward", *h.holder, h.result(x.shape(), backward), ref, back, tol));
+  }
+}
+
+TEST(EmbeddingMath, RopePairsCoverEveryElementOnceWithinItsHead) {
+  for (std::int64_t width : {2, 6, 64}) {
+    const std::int64_t batch = 2, time = 3, heads = 5, n = batch * time * heads * width;
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    for (std::int64_t index = 0; index < n / 2; ++index) {
+      const cuda::RopePair p = cuda::rope_pair(index, time, heads, width);
+      ASSERT_EQ(p.second - p.first, width / 2);
+      ASSERT_EQ(p.first / width, p.second / width) << "a pair must stay in its head";
+      ASSERT_EQ(p.first % width, p.i);
+      ASSERT_EQ(p.first / (heads * width) % time, p.t);
+      ++seen[p.first];
+      ++seen[p.second];
+    }
+    for (std::int64_t e = 0; e < n; ++e) ASSERT_EQ(seen[e], 1) << "width " << width << " element " << e;
   }
 }
 

@@ -35,7 +35,10 @@ void* CachingAllocator::allocate(std::size_t bytes) {
       empty_cache_locked();
       block = raw_allocate_(bin);
     }
-    if (block == nullptr) throw std::bad_alloc();
+    if (block == nullptr) {
+      throw OutOfDeviceMemory("cuda backend: out of device memory allocating " + std::to_string(bin) +
+                              " bytes (" + std::to_string(stats_.bytes_in_use) + " bytes in use, cache emptied)");
+    }
     ++stats_.raw_allocations;
   }
   in_use_.emplace(block, bin);

@@ -11,13 +11,26 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <new>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace trepro::cuda {
 
 // Bytes actually allocated for a request: at least 512, a multiple of 512 below 1 MiB and of
 // 2 MiB from there on (coarser bins for large blocks keep the cache from fragmenting).
 std::size_t allocation_bin_bytes(std::size_t bytes);
+
+// std::bad_alloc with a message: the request and what the cache held when it failed.
+class OutOfDeviceMemory : public std::bad_alloc {
+ public:
+  explicit OutOfDeviceMemory(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
 
 class CachingAllocator {
  public:
@@ -31,7 +44,7 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // A block of at least `bytes`; on exhaustion the cache is returned to the device and the
-  // allocation retried once; throws std::bad_alloc naming the size if that fails too.
+  // allocation retried once; throws OutOfDeviceMemory if that fails too.
   void* allocate(std::size_t bytes);
   // Returns a block from allocate() to the cache.
   void release(void* block);

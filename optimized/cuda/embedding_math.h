@@ -24,6 +24,19 @@ TR_HOST_DEVICE inline double rope_angle(std::int64_t position, std::int64_t pair
   return sign * static_cast<double>(position) / std::pow(10000.0, static_cast<double>(2 * pair) / head_width);
 }
 
+// Where rotated pair `pair_index` of x [B, T, H*D] lives: pair_index = ((b T + t) H + h) (D/2) + i
+// covers elements first = ((b T + t) H + h) D + i and second = first + D/2, at time t.
+struct RopePair {
+  std::int64_t first, second, t, i;
+};
+TR_HOST_DEVICE inline RopePair rope_pair(std::int64_t pair_index, std::int64_t time, std::int64_t heads,
+                                         std::int64_t head_width) {
+  const std::int64_t half = head_width / 2;
+  const std::int64_t i = pair_index % half, row_head = pair_index / half;
+  const std::int64_t first = row_head * head_width + i;  // row_head = (b T + t) H + h
+  return {first, first + half, (row_head / heads) % time, i};
+}
+
 template <class T> struct RotatedPair {
   T first, second;
 };

@@ -13,20 +13,18 @@ namespace trepro::cuda {
 
 namespace {
 
-// Pair index = ((b * T + t) * H + h) * half + i.
+// One thread per pair: rope_pair (embedding_math.h, host-tested) maps the index to its elements.
 struct RotatePair {
   const float* x;
   float* y;
   std::int64_t time, heads, head_width, offset;
   double sign;
   __device__ void operator()(std::int64_t pair_index) const {
-    const std::int64_t half = head_width / 2;
-    const std::int64_t i = pair_index % half, row_head = pair_index / half;
-    const std::int64_t h = row_head % heads, row = row_head / heads, t = row % time;
-    const std::int64_t first = row * heads * head_width + h * head_width + i, second = first + half;
-    const RotatedPair<float> r = rope_rotate(x[first], x[second], rope_angle(offset + t, i, head_width, sign));
-    y[first] = r.first;
-    y[second] = r.second;
+    const RopePair pair = rope_pair(pair_index, time, heads, head_width);
+    const RotatedPair<float> r =
+        rope_rotate(x[pair.first], x[pair.second], rope_angle(offset + pair.t, pair.i, head_width, sign));
+    y[pair.first] = r.first;
+    y[pair.second] = r.second;
   }
 };
 
