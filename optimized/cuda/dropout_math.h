@@ -18,16 +18,13 @@ TR_HOST_DEVICE T dropout_factor(const PhiloxKey& key, double p, T kept_scale, st
   return dropout_keep(key, p, element) ? kept_scale : T(0);
 }
 
-// The factors of the group of four elements [4 group, 4 group + 4) from one Philox block. The
-// uniform is (word >> 8) 2^-24, the same 24-bit value as philox_uniform.
+// The factors of the group of four elements [4 group, 4 group + 4) from one Philox block, with
+// core's philox_word_uniform: the same values as philox_uniform element by element.
 template <class T>
 TR_HOST_DEVICE void dropout_group_factors(const PhiloxKey& key, double p, T kept_scale, std::uint64_t group,
                                           T factors[4]) {
   const auto words = philox_block(key, group);
-  for (int lane = 0; lane < 4; ++lane) {
-    const double uniform = static_cast<double>(words.v[lane] >> 8) * (1.0 / 16777216.0);
-    factors[lane] = uniform >= p ? kept_scale : T(0);
-  }
+  for (int lane = 0; lane < 4; ++lane) factors[lane] = philox_word_uniform(words.v[lane]) >= p ? kept_scale : T(0);
 }
 
 // Element index of attention weight (b, h, i, j), as core/backend.h defines it.
