@@ -34,10 +34,13 @@ TR_HOST_DEVICE inline r123::Philox4x32::ctr_type philox_block(const PhiloxKey& k
 
 // Uniform in [0, 1) with 24 random bits: exactly representable in float and double alike, so a
 // float and a double backend compare it against p identically.
-TR_HOST_DEVICE inline double philox_uniform(const PhiloxKey& key, std::uint64_t element) {
-  auto r = philox_block(key, element >> 2);
-  std::uint32_t word = r.v[element & 3u];
+TR_HOST_DEVICE inline double philox_word_uniform(std::uint32_t word) {
   return static_cast<double>(word >> 8) * (1.0 / 16777216.0);
+}
+// The uniform of `element`: word element % 4 of block element / 4 (kernels that own a whole
+// block use philox_block and philox_word_uniform directly, one Philox call for four elements).
+TR_HOST_DEVICE inline double philox_uniform(const PhiloxKey& key, std::uint64_t element) {
+  return philox_word_uniform(philox_block(key, element >> 2).v[element & 3u]);
 }
 
 // Dropout keeps element `element` with probability 1 - p.

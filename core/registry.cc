@@ -4,6 +4,9 @@
 
 #include "optimized/cpu/cpu_backend.h"
 #include "reference/reference_backend.h"
+#if defined(TR_WITH_CUDA)
+#include "optimized/cuda/cuda_backend.h"
+#endif
 
 namespace trepro {
 
@@ -19,6 +22,12 @@ std::vector<BackendInfo> available_backends() {
     backends.push_back({t.backend_name, DType::f32, "Highway SIMD, float32, target " + t.backend_name.substr(4),
                         [target = t.target] { return cpu::make_cpu_backend(target); }});
   }
+#if defined(TR_WITH_CUDA)
+  // Built with CUDA, listed only when this machine has a usable device.
+  if (cuda_device_status().available) {
+    backends.push_back({"cuda", DType::f32, "CUDA kernels + cuBLAS, float32, device 0", [] { return make_cuda_backend(); }});
+  }
+#endif
   return backends;
 }
 
