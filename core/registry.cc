@@ -48,4 +48,12 @@ std::unique_ptr<Backend> make_reference_backend(DType dtype) {
   throw std::invalid_argument("the reference backend is float32 or float64, not " + std::string(dtype_name(dtype)));
 }
 
+std::unique_ptr<Backend> make_fastest_backend(DType dtype) {
+  if (dtype != DType::f32) return make_reference_backend(dtype);
+  for (const BackendInfo& info : available_backends()) {
+    if (info.name == "cuda") return info.create();
+  }
+  return make_backend("cpu");
+}
+
 }  // namespace trepro

@@ -22,7 +22,11 @@ std::vector<BackendInfo> available_backends();
 // Throws std::invalid_argument listing the available names when `name` is not one of them.
 // "cpu" names the optimized CPU backend of the best compiled target (or TREPRO_CPU_TARGET's).
 std::unique_ptr<Backend> make_backend(const std::string& name);
-// The reference backend for a dtype: the ground truth in tests and the CLI's default.
+// The reference backend for a dtype: the ground truth in tests and `trepro forward`'s default.
 std::unique_ptr<Backend> make_reference_backend(DType dtype);
+// The fastest backend of a dtype on this machine, the default of the commands that train and
+// decode: float32 is `cuda` when a device is present, else the best `cpu-<target>`; float64 has
+// only the reference.
+std::unique_ptr<Backend> make_fastest_backend(DType dtype);
 
 }  // namespace trepro

@@ -11,7 +11,10 @@
 namespace trepro::cli {
 
 struct BackendChoice {
-  std::string name;   // empty: the reference backend of `dtype`
+  std::string name;   // empty: the default backend of `dtype` (see `default_is_fastest`)
+  // The training and decoding commands run on the fastest backend unless told otherwise;
+  // `trepro forward` stays on the reference, the ground truth other tools compare against.
+  bool default_is_fastest = true;
   std::string dtype = "float32";
   CLI::Option* dtype_option = nullptr;  // to tell an explicit --dtype from the default
 

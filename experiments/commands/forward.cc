@@ -92,6 +92,7 @@ void add_forward_command(CLI::App& app) {
   cmd->add_option("--labels", o->labels, "safetensors holding one int32/int64 [B, T] tensor");
   cmd->add_flag("--grads", o->grads, "also write grad.<parameter> for every parameter");
   cmd->add_option("--out", o->out, "output safetensors")->required();
+  o->backend.default_is_fastest = false;
   o->backend.add_options(*cmd);
   cmd->callback([o] { run_forward(*o); });
 }
