@@ -9,7 +9,7 @@ namespace trepro::cli {
 void BackendChoice::add_options(CLI::App& cmd) {
   cmd.add_option("--backend", name, default_is_fastest ? "backend name (see `trepro backends`); default: the fastest of --dtype (cuda, else cpu)"
                                     : "backend name (see `trepro backends`); default: the reference of --dtype");
-  dtype_option = cmd.add_option("--dtype", dtype, "float32 or float64 (selects the reference backend when --backend is absent)")
+  dtype_option = cmd.add_option("--dtype", dtype, "float32 or float64 (chooses the default backend when --backend is absent)")
       ->check(CLI::IsMember({"float32", "float64"}));
 }
 
