@@ -52,6 +52,8 @@ class Backend {
   // The floating dtype of every activation, weight and gradient this backend works with.
   virtual DType dtype() const = 0;
   virtual Device device() const = 0;
+  // Host threads the ops compute with (the reference: Eigen's OpenMP threads; cpu: its pool).
+  virtual int threads() const = 0;
 
   // ---- Memory -------------------------------------------------------------------------------
   virtual Tensor empty(const Shape& shape, DType dtype) = 0;

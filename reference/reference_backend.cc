@@ -4,6 +4,10 @@
 #include <limits>
 #include <stdexcept>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "reference/activation.h"
 #include "reference/adam.h"
 #include "reference/add_dropout.h"
@@ -21,6 +25,14 @@
 #include "reference/swiglu.h"
 
 namespace trepro::reference {
+
+template <class T> int ReferenceBackend<T>::threads() const {
+#ifdef _OPENMP
+  return omp_get_max_threads();  // Eigen's GEMM threads
+#else
+  return 1;
+#endif
+}
 
 template <class T> std::string ReferenceBackend<T>::name() const {
   return std::is_same_v<T, float> ? "reference-f32" : "reference-f64";

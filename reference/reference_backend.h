@@ -14,6 +14,7 @@ class ReferenceBackend final : public Backend {
  public:
   std::string name() const override;
   DType dtype() const override { return dtype_of<T>(); }
+  int threads() const override;
   Device device() const override { return Device::cpu; }
 
   Tensor empty(const Shape& shape, DType dtype) override;

@@ -31,6 +31,7 @@ class ReluKinkWatch final : public Backend {
   std::string name() const override { return inner_.name(); }
   DType dtype() const override { return inner_.dtype(); }
   Device device() const override { return inner_.device(); }
+  int threads() const override { return inner_.threads(); }
 
   Tensor empty(const Shape& shape, DType dtype) override { return inner_.empty(shape, dtype); }
   Tensor zeros(const Shape& shape, DType dtype) override { return inner_.zeros(shape, dtype); }

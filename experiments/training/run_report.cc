@@ -5,10 +5,6 @@
 #include <stdexcept>
 #include <thread>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "core/atomic_file.h"
 #include "experiments/run_info.h"
 
@@ -56,15 +52,10 @@ nlohmann::json build_facts(const Backend& backend) {
   const std::string name = backend.name();
   const auto dash = name.rfind('-');
   const std::string simd = name.starts_with("cpu") && dash != std::string::npos ? name.substr(dash + 1) : "none";
-#ifdef _OPENMP
-  const int threads = omp_get_max_threads();  // Eigen's GEMM threads in the reference backend
-#else
-  const int threads = 1;
-#endif
   return {{"git_commit", git_commit()},
           {"backend", name},
           {"simd_target", simd},
-          {"threads", threads},
+          {"threads", backend.threads()},
           {"hardware_threads", std::thread::hardware_concurrency()},
           {"compiler", compiler_version()}};
 }

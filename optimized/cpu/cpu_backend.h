@@ -22,6 +22,7 @@ class CpuBackend final : public Backend {
 
   std::string name() const override;
   DType dtype() const override { return DType::f32; }
+  int threads() const override { return pool_.threads(); }
   Device device() const override { return Device::cpu; }
   const CpuContext& context() const { return context_; }
 

@@ -25,6 +25,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda"; }
   DType dtype() const override { return DType::f32; }
+  int threads() const override { return 1; }  // one host thread enqueues on one stream
   Device device() const override { return Device::cuda; }
 
   Tensor empty(const Shape& shape, DType dtype) override;
