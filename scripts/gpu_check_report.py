@@ -24,6 +24,11 @@ def command(*args):
         return f"unavailable: {error}"
 
 
+def is_bf16_on_cuda(name):
+    """bf16_precision_tests' cuda instantiations: Bf16/Bf16Linear.<test>/cuda, Bf16/Bf16Model.<test>/cuda."""
+    return name.startswith("Bf16/") and name.endswith("/cuda")
+
+
 def tests(junit_path):
     root = ElementTree.parse(junit_path).getroot()
     cases = root.iter("testcase")
@@ -39,7 +44,7 @@ def tests(junit_path):
             summary["skipped"].append(name)
         else:
             summary["passed"] += 1
-            if name.startswith("CudaBf16"):
+            if is_bf16_on_cuda(name):
                 summary["passed_names_bf16"].append(name)
     return summary
 
@@ -75,10 +80,10 @@ def load_json(path):
 
 
 def bf16_section(folder, summary):
-    """The bf16 precision: its conformance tests (cuda_bf16_check), the linear and model rows of
+    """The bf16 precision: its conformance tests (bf16_precision_tests on cuda), the linear and model rows of
     compare-kernels on the device beside the host emulation, and the two training runs."""
-    section = {"tests": {"failed": [n for n in summary["failed"] if n.startswith("CudaBf16")],
-                         "skipped": [n for n in summary["skipped"] if n.startswith("CudaBf16")],
+    section = {"tests": {"failed": [n for n in summary["failed"] if is_bf16_on_cuda(n)],
+                         "skipped": [n for n in summary["skipped"] if is_bf16_on_cuda(n)],
                          "passed": summary["passed_names_bf16"]}}
     accuracy = {}
     for precision in ("float32", "bf16"):

@@ -1,11 +1,14 @@
-// The cuda backend in train.precision "bf16" (GEMM operands rounded to bfloat16, float32
-// accumulation), on a machine with a GPU; without one every test skips, saying why.
+// train.precision "bf16" (GEMM operands rounded to bfloat16, float32 accumulation), on two
+// backends: "cuda" in bf16 mode, on a machine with a GPU (without one those tests skip, saying
+// why), and "bf16-emulated", the host emulation of `trepro compare-kernels`
+// (experiments/commands/compare_kernels_bf16.h), everywhere; so the bf16 tolerance is checked
+// here against the emulation, and on a GPU against the device.
 // - The linear op equals the float64 reference run on the bf16-rounded operands, within the
-//   float32 tolerance: the device rounds exactly as bf16_math.h (host-tested) and only the
-//   order of the float32 sums differs. This is what proves the bf16 path is taken and correct.
+//   float32 tolerance: the backend rounds exactly as bf16_math.h (host-tested) and only the
+//   order of the float32 sums differs. On cuda this proves the bf16 path is taken and correct.
 // - The linear op and whole models (the three layouts of model_vs_reference_test.cc) agree with
 //   the float64 reference on the unrounded values within bf16_tolerance: what bf16 costs.
-// scripts/gpu-check runs this executable and records its results as the bf16 conformance.
+// scripts/gpu-check records the cuda results as the bf16 conformance.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,6 +20,7 @@
 #include "conformance/model/model_testing.h"
 #include "conformance/support/tensor_testing.h"
 #include "core/registry.h"
+#include "experiments/commands/compare_kernels_bf16.h"
 #include "optimized/cuda/bf16_math.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
@@ -28,7 +32,10 @@ namespace {
 constexpr std::uint64_t kSeed = 29;
 constexpr double kLabelSmoothing = 0.1;
 
-std::string skip_reason() {
+constexpr const char* kCuda = "cuda";
+constexpr const char* kEmulated = "bf16_emulated";
+
+std::string cuda_skip_reason() {
 #if defined(TR_WITH_CUDA)
   const CudaDeviceStatus status = cuda_device_status();
   return status.available ? "" : "no usable CUDA device (" + status.reason + "); scripts/gpu-check runs these on a GPU";
@@ -37,13 +44,17 @@ std::string skip_reason() {
 #endif
 }
 
-class CudaBf16 : public ::testing::Test {
+class Bf16Linear : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    const std::string reason = skip_reason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
-    backend_ = make_backend("cuda");
-    backend_->set_precision(Precision::bf16);
+    if (GetParam() == kCuda) {
+      const std::string reason = cuda_skip_reason();
+      if (!reason.empty()) GTEST_SKIP() << reason;
+      backend_ = make_backend("cuda");
+      backend_->set_precision(Precision::bf16);
+    } else {
+      backend_ = cli::make_bf16_emulation(make_backend("cpu"));
+    }
     reference_ = make_reference_backend(DType::f64);
   }
 
@@ -87,7 +98,7 @@ class CudaBf16 : public ::testing::Test {
   std::unique_ptr<Backend> backend_, reference_;
 };
 
-TEST_F(CudaBf16, LinearIsFloat64OnBf16RoundedOperands) {
+TEST_P(Bf16Linear, IsFloat64OnBf16RoundedOperands) {
   // Odd sizes (no multiple of 8: cuBLASLt's fallbacks) and a Transformer shape.
   for (const auto [n, k, m] : {std::array<std::int64_t, 3>{7, 13, 5}, std::array<std::int64_t, 3>{96, 512, 512}}) {
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(k) + "x" + std::to_string(m));
@@ -97,12 +108,12 @@ TEST_F(CudaBf16, LinearIsFloat64OnBf16RoundedOperands) {
   }
 }
 
-TEST_F(CudaBf16, LinearAgreesWithFloat64WithinTheBf16Tolerance) {
+TEST_P(Bf16Linear, AgreesWithFloat64WithinTheBf16Tolerance) {
   const std::int64_t n = 64, k = 512, m = 256;
   check_linear(n, k, m, [](const Tensor& t) { return t; }, bf16_tolerance(Check::op_vs_reference, std::max(n, k)));
 }
 
-class CudaBf16Model : public CudaBf16 {
+class Bf16Model : public Bf16Linear {
  protected:
   // As model_vs_reference_test.cc, with the bf16 tolerance.
   void expect_agreement(const ModelConfig& config) {
@@ -127,22 +138,27 @@ class CudaBf16Model : public CudaBf16 {
   }
 };
 
-TEST_F(CudaBf16Model, PaperLayoutAgreesWithFloat64) { expect_agreement(tiny_config()); }
+TEST_P(Bf16Model, PaperLayoutAgreesWithFloat64) { expect_agreement(tiny_config()); }
 
-TEST_F(CudaBf16Model, PreLnSwiGluLearnedAgreesWithFloat64) {
+TEST_P(Bf16Model, PreLnSwiGluLearnedAgreesWithFloat64) {
   ModelConfig config = with_activation(tiny_config(), Activation::none);
   config.norm = NormPlacement::pre;
   config.positional = Positional::learned;
   expect_agreement(config);
 }
 
-TEST_F(CudaBf16Model, DecoderOnlyRopeRmsNormAgreesWithFloat64) {
+TEST_P(Bf16Model, DecoderOnlyRopeRmsNormAgreesWithFloat64) {
   ModelConfig config = with_architecture(tiny_config(), Architecture::decoder_only);
   config.positional = Positional::rope;
   config.norm_kind = NormKind::rms;
   config.activation = Activation::gelu;
   expect_agreement(config);
 }
+
+std::string param_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(Bf16, Bf16Linear, ::testing::Values(kEmulated, kCuda), param_name);
+INSTANTIATE_TEST_SUITE_P(Bf16, Bf16Model, ::testing::Values(kEmulated, kCuda), param_name);
 
 }  // namespace
 }  // namespace trepro::testing
