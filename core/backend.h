@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "core/philox.h"
@@ -40,6 +41,12 @@ struct DropoutSpec {
 // Positions added to (or, for "rope", rotated into) the token representations.
 enum class Positional { sinusoidal, learned, rope };
 
+// The training precision (config train.precision). float32: every op in the backend's dtype.
+// bf16: the operands of the linear layers' GEMMs are rounded to bfloat16 (round to nearest even)
+// and multiplied on tensor cores with float32 accumulation; every stored result, the weights and
+// Adam's moments stay in the backend's dtype (float32 master weights).
+enum class Precision { float32, bf16 };
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -54,6 +61,14 @@ class Backend {
   virtual Device device() const = 0;
   // Host threads the ops compute with (the reference: Eigen's OpenMP threads; cpu: its pool).
   virtual int threads() const = 0;
+  // Switches the precision (train.precision) before any op runs. Only a backend with
+  // reduced-precision GEMMs (cuda) overrides this; the others compute every op in dtype() and
+  // refuse bf16 rather than silently ignore it.
+  virtual void set_precision(Precision precision) {
+    if (precision != Precision::float32) {
+      throw std::invalid_argument("backend " + name() + " has no bf16 mode (only cuda has one)");
+    }
+  }
 
   // ---- Memory -------------------------------------------------------------------------------
   virtual Tensor empty(const Shape& shape, DType dtype) = 0;

@@ -48,6 +48,7 @@ constexpr Choice<Positional> kPositionals[] = {{Positional::sinusoidal, "sinusoi
                                                {Positional::rope, "rope"}};
 constexpr Choice<SmoothingForm> kSmoothingForms[] = {{SmoothingForm::uniform, "uniform"},
                                                      {SmoothingForm::fairseq, "fairseq"}};
+constexpr Choice<Precision> kPrecisions[] = {{Precision::float32, "float32"}, {Precision::bf16, "bf16"}};
 constexpr Choice<ScheduleKind> kScheduleKinds[] = {{ScheduleKind::noam, "noam"},
                                                    {ScheduleKind::constant, "constant"},
                                                    {ScheduleKind::inverse_sqrt, "inverse_sqrt"}};
@@ -277,6 +278,7 @@ TrainConfig read_train(ObjectReader& in, const std::string& source) {
   in.read("clip_norm", t.clip_norm);
   in.read("validate_every", t.validate_every);
   in.read("checkpoint_every", t.checkpoint_every);
+  in.read("precision", t.precision, kPrecisions);
   in.reject_unknown_keys();
   return t;
 }
@@ -521,7 +523,8 @@ nlohmann::json config_to_json(const Config& config) {
         {"max_steps", t.max_steps},
         {"clip_norm", t.clip_norm},
         {"validate_every", t.validate_every},
-        {"checkpoint_every", t.checkpoint_every}}},
+        {"checkpoint_every", t.checkpoint_every},
+        {"precision", to_string(t.precision)}}},
       {"data",
        {{"dataset", to_string(d.dataset)},
         {"source_language", d.source_language},
@@ -550,6 +553,15 @@ void validate(const Config& config, const std::string& source) {
 
 std::string config_hash(const Config& config) { return sha256_hex(config_to_json(config).dump()); }
 
+void apply_precision(const TrainConfig& train, Backend& backend) {
+  try {
+    backend.set_precision(train.precision);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("train.precision: ") + e.what() +
+                      ": set it to \"float32\" or train with --backend cuda");
+  }
+}
+
 double learning_rate(const Config& config, std::int64_t step) {
   if (step < 1) {
     throw std::invalid_argument("learning_rate: step is counted from 1, got " + std::to_string(step));
@@ -577,6 +589,7 @@ std::string to_string(Positional v) { return name_of(kPositionals, v); }
 std::string to_string(SmoothingForm v) { return name_of(kSmoothingForms, v); }
 std::string to_string(Dataset v) { return name_of(kDatasets, v); }
 std::string to_string(VocabularyKind v) { return name_of(kVocabularyKinds, v); }
+std::string to_string(Precision v) { return name_of(kPrecisions, v); }
 
 std::string to_string(Activation v, bool swiglu) {
   for (const Choice<FeedForward>& choice : kFeedForwards) {

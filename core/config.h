@@ -73,6 +73,9 @@ struct TrainConfig {
   double clip_norm = 0.0;               // >= 0; 0 = off (the paper clips nothing)
   std::int64_t validate_every = 500;    // steps between validation losses (and at the end)
   std::int64_t checkpoint_every = 1000; // steps between checkpoints (and at the end)
+  // "float32" | "bf16": bf16 rounds the linear layers' GEMM operands to bfloat16 (float32
+  // accumulation, float32 master weights and Adam moments); only the cuda backend has it.
+  Precision precision = Precision::float32;
 };
 
 struct VocabularyConfig {
@@ -118,6 +121,11 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Puts `backend` in train.precision; throws ConfigError naming the key and the backend when the
+// backend has no such mode (bf16 on reference or cpu), so that a run fails at its start instead
+// of silently training in another precision.
+void apply_precision(const TrainConfig& train, Backend& backend);
+
 // The learning rate at `step` (counted from 1; step 0 throws std::invalid_argument):
 //   noam:         factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
 //   inverse_sqrt: lr * min(step / warmup, sqrt(warmup / step))      (fairseq)
@@ -134,5 +142,6 @@ std::string to_string(Positional v);
 std::string to_string(SmoothingForm v);
 std::string to_string(Dataset v);
 std::string to_string(VocabularyKind v);
+std::string to_string(Precision v);
 
 }  // namespace trepro

@@ -1,7 +1,8 @@
 """Assembles scripts/gpu-check's one JSON report from what it left in the run folder: ctest's
-JUnit file, the Google Benchmark JSON files, and the machine (nvidia-smi, nvcc, git). Each
-benchmark is paired with its peer from the same run and reported with the ratio
-peer time / our time (> 1: ours is faster). Written atomically."""
+JUnit file, the Google Benchmark JSON files, the compare-kernels reports and training runs of
+the two precisions, and the machine (nvidia-smi, nvcc, git). Each benchmark is paired with its
+peer from the same run and reported with the ratio peer time / our time (> 1: ours is faster).
+Written atomically."""
 import json
 import os
 import subprocess
@@ -23,10 +24,15 @@ def command(*args):
         return f"unavailable: {error}"
 
 
+def is_bf16_on_cuda(name):
+    """bf16_precision_tests' cuda instantiations: Bf16/Bf16Linear.<test>/cuda, Bf16/Bf16Model.<test>/cuda."""
+    return name.startswith("Bf16/") and name.endswith("/cuda")
+
+
 def tests(junit_path):
     root = ElementTree.parse(junit_path).getroot()
     cases = root.iter("testcase")
-    summary = {"total": 0, "passed": 0, "failed": [], "skipped": [], "named_cuda": 0}
+    summary = {"total": 0, "passed": 0, "failed": [], "skipped": [], "named_cuda": 0, "passed_names_bf16": []}
     for case in cases:
         name = case.get("name")
         summary["total"] += 1
@@ -38,6 +44,8 @@ def tests(junit_path):
             summary["skipped"].append(name)
         else:
             summary["passed"] += 1
+            if is_bf16_on_cuda(name):
+                summary["passed_names_bf16"].append(name)
     return summary
 
 
@@ -63,6 +71,44 @@ def benchmarks(folder):
     return rows
 
 
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        return {"unavailable": str(error)}
+
+
+def bf16_section(folder, summary):
+    """The bf16 precision: its conformance tests (bf16_precision_tests on cuda), the linear and model rows of
+    compare-kernels on the device beside the host emulation, and the two training runs."""
+    section = {"tests": {"failed": [n for n in summary["failed"] if is_bf16_on_cuda(n)],
+                         "skipped": [n for n in summary["skipped"] if is_bf16_on_cuda(n)],
+                         "passed": summary["passed_names_bf16"]}}
+    accuracy = {}
+    for precision in ("float32", "bf16"):
+        report = load_json(os.path.join(folder, f"compare_kernels_{precision}.json"))
+        if "ops" not in report:
+            accuracy[precision] = report
+            continue
+        accuracy[precision] = {
+            "linear": [row for row in report["ops"] if row["op"] == "linear"],
+            "model": report.get("model"),
+            "model_bf16_emulated": report.get("model_bf16_emulated"),
+        }
+    section["compare_kernels"] = accuracy
+    training = {}
+    for precision in ("float32", "bf16"):
+        run = load_json(os.path.join(folder, f"train_{precision}", "report.json"))
+        steps = run.get("steps", [])
+        training[precision] = {"status": run.get("status", run.get("unavailable")),
+                               "steps": len(steps),
+                               "final_loss": steps[-1]["loss"] if steps else None,
+                               "best": run.get("best")}
+    section["training_copy_tiny"] = training
+    return section
+
+
 def main(folder, build):
     report = {
         "git_commit": command("git", "rev-parse", "HEAD"),
@@ -73,6 +119,8 @@ def main(folder, build):
         "tests": tests(os.path.join(folder, "ctest.xml")),
         "benchmarks": benchmarks(folder),
     }
+    report["bf16"] = bf16_section(folder, report["tests"])
+    del report["tests"]["passed_names_bf16"]
     path = os.path.join(folder, "report.json")
     with open(path + ".tmp", "w") as f:
         json.dump(report, f, indent=2)

@@ -89,6 +89,7 @@ Config every_field_changed() {
   c.train.clip_norm = 1.0 / 3.0;
   c.train.validate_every = 250;
   c.train.checkpoint_every = 750;
+  c.train.precision = Precision::bf16;
   c.data.dataset = Dataset::multi30k;
   c.data.source_language = "en";
   c.data.target_language = "de";
@@ -114,6 +115,7 @@ TEST(Config, MissingKeysTakeTheStructDefaults) {
   EXPECT_EQ(parsed.model.pad_id, 0);
   EXPECT_EQ(parsed.train.label_smoothing_form, SmoothingForm::uniform);
   EXPECT_EQ(parsed.train.schedule.kind, ScheduleKind::noam);
+  EXPECT_EQ(parsed.train.precision, Precision::float32);
 }
 
 TEST(Config, PartialSectionsKeepTheOtherDefaults) {
@@ -139,7 +141,7 @@ TEST(Config, WritesEveryKeyOfTheContract) {
   EXPECT_EQ(keys(j["train"]),
             (std::set<std::string>{"label_smoothing", "label_smoothing_form", "optimizer", "schedule", "seed",
                                    "max_tokens", "update_freq", "max_steps", "clip_norm", "validate_every",
-                                   "checkpoint_every"}));
+                                   "checkpoint_every", "precision"}));
   EXPECT_EQ(keys(j["data"]), (std::set<std::string>{"dataset", "source_language", "target_language", "vocabulary",
                                                     "epochs", "dir", "min_length", "max_length", "batch_size"}));
   EXPECT_EQ(keys(j["data"]["vocabulary"]), (std::set<std::string>{"kind", "size"}));
@@ -160,6 +162,7 @@ TEST(Config, EveryFieldRoundTripsThroughJsonText) {
   EXPECT_EQ(back.train.seed, std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(back.train.schedule.kind, ScheduleKind::inverse_sqrt);
   EXPECT_EQ(back.train.clip_norm, 1.0 / 3.0);
+  EXPECT_EQ(back.train.precision, Precision::bf16);
   EXPECT_EQ(back.data.dataset, Dataset::multi30k);
   EXPECT_EQ(back.data.vocabulary.kind, VocabularyKind::unigram);
   EXPECT_EQ(back.data.source_language, "en");
@@ -302,6 +305,8 @@ TEST(Config, EnumNamesAreTheJsonNames) {
   EXPECT_EQ(to_string(Positional::rope), "rope");
   EXPECT_EQ(to_string(SmoothingForm::fairseq), "fairseq");
   EXPECT_EQ(to_string(ScheduleKind::inverse_sqrt), "inverse_sqrt");
+  EXPECT_EQ(to_string(Precision::float32), "float32");
+  EXPECT_EQ(to_string(Precision::bf16), "bf16");
 }
 
 // ---- Errors: each names the source, the key path and what is wrong -----------------------
@@ -381,6 +386,10 @@ std::vector<ErrorCase> error_cases() {
        "cfg.json: model.positional: unknown value \"alibi\" (expected sinusoidal, learned, rope)"},
       {"smoothing_form", train({{"label_smoothing_form", "annotated"}}),
        "cfg.json: train.label_smoothing_form: unknown value \"annotated\" (expected uniform, fairseq)"},
+      {"precision_fp16", train({{"precision", "fp16"}}),
+       "cfg.json: train.precision: unknown value \"fp16\" (expected float32, bf16)"},
+      {"precision_not_a_string", train({{"precision", 16}}),
+       "cfg.json: train.precision: expected a string, got 16 (expected float32, bf16)"},
       {"schedule_kind", train({{"schedule", {{"kind", "cosine"}}}}),
        "cfg.json: train.schedule.kind: unknown value \"cosine\" (expected noam, constant, inverse_sqrt)"},
       // Impossible values.

@@ -1,6 +1,7 @@
 #include "conformance/support/tolerances.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace trepro::testing {
@@ -46,6 +47,36 @@ Tolerance tolerance(Check check, DType dtype, std::int64_t accumulation_length) 
       return {4 * gamma(accumulation_length, u), 4 * gamma(accumulation_length, u)};
   }
   throw std::invalid_argument("tolerance: unknown check");
+}
+
+Tolerance bf16_tolerance(Check check, std::int64_t accumulation_length) {
+  const double k = static_cast<double>(std::max<std::int64_t>(accumulation_length, 1));
+  // Rounding both operands of a product to bfloat16 (unit roundoff u_b = 2^-8) changes it by
+  // the relative amount d1 + d2 + d1 d2, |d| <= u_b: at most 2 u_b + u_b^2 per term.
+  const double u_b = 0x1p-8, per_term = 2 * u_b + u_b * u_b;
+  // The K such errors are independent and of zero mean for round-to-nearest on varied inputs
+  // (the probabilistic model of Higham & Mary 2019); by Hoeffding their sum exceeds
+  // lambda sqrt(K) per_term max |a_i b_i| with probability below 2 exp(-lambda^2 / 2), 3e-8 for
+  // lambda = 6, per element. The float32 accumulation adds the float32 entry's worst case,
+  // gamma_K(2^-24) K, for O(1) operands.
+  const double lambda = 6.0;
+  const double operand_rounding = lambda * std::sqrt(k) * per_term;
+  const double accumulation = gamma(accumulation_length, unit_roundoff(DType::f32)) * k;
+  switch (check) {
+    case Check::op_vs_reference:
+      // Without cancellation (|y| ~ sum |a_i b_i|) the relative error is at most per_term plus
+      // the float32 accumulation's gamma_K; the bias and activation epilogues stay float32.
+      return {operand_rounding + accumulation, per_term + gamma(accumulation_length, unit_roundoff(DType::f32))};
+    case Check::model_vs_reference:
+      // As the float32 entry: 64 x the per-op relative bound covers the chained ops of 6+6
+      // layers, with the bf16 per-op bound in place of gamma_K: 64 per_term = 0.5 relative. The
+      // O(1)-scaled absolute part is the per-op one, for elements that cancel (gradients near 0).
+      return {operand_rounding + accumulation, 64 * per_term};
+    case Check::fd_gradient:
+    case Check::invariant:
+      break;
+  }
+  throw std::invalid_argument("bf16_tolerance: defined for op_vs_reference and model_vs_reference only");
 }
 
 }  // namespace trepro::testing

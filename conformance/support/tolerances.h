@@ -33,6 +33,11 @@ double unit_roundoff(DType dtype);
 // Higham's bound for a recursive sum of K terms.
 Tolerance tolerance(Check check, DType dtype, std::int64_t accumulation_length = 1);
 
+// The cuda backend in train.precision "bf16" (core/backend.h, Precision): the linear layers'
+// GEMM operands rounded to bfloat16, unit roundoff 2^-8, then float32 products and sums. Defined
+// for Check::op_vs_reference (one linear op) and Check::model_vs_reference; see tolerances.cc.
+Tolerance bf16_tolerance(Check check, std::int64_t accumulation_length);
+
 // Central differences: f'(x) ~ (f(x+h) - f(x-h)) / 2h has truncation error h^2 |f'''| / 6 and
 // rounding error ~ u |f| / h; h = u^(1/3) ~ 6e-6 balances them (float64 only).
 constexpr double kFiniteDifferenceStep = 6e-6;

@@ -64,6 +64,8 @@ class Run {
  public:
   Run(const TrainRunOptions& o)
       : o_(o), config_(run_config(o, planned_steps_)), backend_(o.make_backend()), model_(config_.model, *backend_) {
+    // Before anything is written: a backend without train.precision's mode stops the run here.
+    apply_precision(config_.train, *backend_);
     fs::create_directories(o.run_dir);
     progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
     // The data before config.json: a missing data folder must not leave a config.json that

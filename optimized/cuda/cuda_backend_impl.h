@@ -1,5 +1,6 @@
 // The CUDA backend's class, for the op files (one per op: linear.cu, attention.cu, norm.cu, ...)
-// that define its members. float32 on device 0, everything queued on one stream owned by the
+// that define its members. float32 on device 0 (in the bf16 precision the linear layers' GEMM
+// operands are rounded to bfloat16, linear_gemm.cuh), everything queued on one stream owned by the
 // backend; device memory from the backend's caching allocator; cuBLAS and cuBLASLt handles bound
 // to that stream.
 #pragma once
@@ -27,6 +28,7 @@ class CudaBackend final : public Backend {
   DType dtype() const override { return DType::f32; }
   int threads() const override { return 1; }  // one host thread enqueues on one stream
   Device device() const override { return Device::cuda; }
+  void set_precision(Precision precision) override { precision_ = precision; }
 
   Tensor empty(const Shape& shape, DType dtype) override;
   Tensor zeros(const Shape& shape, DType dtype) override;
@@ -93,6 +95,7 @@ class CudaBackend final : public Backend {
                    double eps, std::int64_t step) override;
 
   // ---- for the op files -----------------------------------------------------------------------
+  Precision precision() const { return precision_; }
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
@@ -110,6 +113,7 @@ class CudaBackend final : public Backend {
 
  private:
   int device_ = 0;
+  Precision precision_ = Precision::float32;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cublasLtHandle_t cublaslt_ = nullptr;
