@@ -37,8 +37,8 @@ def markdown_lines(report, heading="#"):
     lines += ["; ".join(facts) + ".", ""]
     base = report.get("baseline") or {}
     if base:
-        lines += [f"Baseline (unmutated tree): {base.get('tests_run', 0)} tests, "
-                  f"{len(base.get('failed') or [])} failing (a test failing there kills nothing).", ""]
+        lines += [f"Baseline: the {base.get('tests_run', 0)} tests that failed under a mutant, rerun on the "
+                  f"unmutated tree: {len(base.get('failed') or [])} failed there too (they kill nothing).", ""]
     if mutants:
         slowest = max(mutants, key=lambda m: m.get("build_seconds", 0) + m.get("test_seconds", 0))
         lines += [f"Slowest mutant: `{slowest.get('name')}` ({_seconds(slowest)} s build + tests).", ""]
