@@ -9,6 +9,8 @@ A catalogue is {"description", "exclude", "mutants": [...]}; each mutant has
   seen_in   where the bug is met in the wild (paper, tutorial, well-known code)
   labels    ctest -L regex: the labels worth running for it
   regex     ctest -R regex: the tests worth running for it
+  targets   the build targets (test executables) those tests live in: built before ctest knows
+            their tests, since gtest discovery runs when an executable is linked
 "exclude" (ctest -E) names the slow end-to-end tests that no mutant runs.
 """
 import json
@@ -16,7 +18,8 @@ import os
 import re
 
 AREAS = ("reference", "cpu", "model", "loss", "schedule", "optimizer", "decoding", "bleu")
-FIELDS = ("name", "area", "bug", "seen_in", "labels", "regex")
+TEXT_FIELDS = ("name", "area", "bug", "seen_in", "labels", "regex")
+FIELDS = TEXT_FIELDS + ("targets",)
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 MINIMUM_MUTANTS = 20
 
@@ -51,9 +54,12 @@ def load(path):
         where = f"mutants[{i}]"
         if not isinstance(m, dict):
             raise CatalogueError(f"{path}: {where}: expected an object")
-        for field in FIELDS:
+        for field in TEXT_FIELDS:
             if not isinstance(m.get(field), str) or not m[field].strip():
                 raise CatalogueError(f"{path}: {where}: \"{field}\" must be a non-empty string")
+        targets = m.get("targets")
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) and NAME.match(t) for t in targets):
+            raise CatalogueError(f"{path}: {where} ({m['name']}): \"targets\" must be a non-empty list of target names")
         unknown = sorted(set(m) - set(FIELDS))
         if unknown:
             raise CatalogueError(f"{path}: {where} ({m['name']}): unknown keys {unknown}")

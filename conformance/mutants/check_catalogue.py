@@ -5,7 +5,7 @@ applies to the source tree, so a refactor that breaks a mutant fails CI. Builds 
   check_catalogue.py SOURCE_DIR
 
 Checks: the catalogue validates (catalogue.py), at least 20 mutants spread over every area, one
-patch per mutant and no stray patch, each patch touches only shipped code (never conformance/ or
+patch per mutant and no stray patch, the targets are executables of the build, each patch touches only shipped code (never conformance/ or
 golden/: a mutant must be found by the suite, not by editing it), applies cleanly
 (`git apply --check`) and is not applied already (its reverse does not apply: the tree is the
 shipped code).
@@ -31,6 +31,17 @@ def touched_files(patch_text):
     return re.findall(r"^\+\+\+ b/(\S+)", patch_text, flags=re.M)
 
 
+def executables(source):
+    """Names given to add_executable in the project's CMakeLists.txt files."""
+    names = set()
+    for root, dirs, files in os.walk(source):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+        if "CMakeLists.txt" in files:
+            with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+                names.update(re.findall(r"add_executable\(\s*([A-Za-z0-9_]+)", f.read()))
+    return names
+
+
 def git_apply_check(source, patch, reverse=False):
     command = ["git", "apply", "--check"] + (["--reverse"] if reverse else []) + [patch]
     return subprocess.run(command, cwd=source, capture_output=True, text=True)
@@ -53,7 +64,10 @@ def main(argv):
           f"{len(mutants)} mutants, at least {catalogue.MINIMUM_MUTANTS}")
     areas = {m["area"] for m in mutants}
     check(areas == set(catalogue.AREAS), f"every area has a mutant (missing: {sorted(set(catalogue.AREAS) - areas)})")
+    known_targets = executables(source)
     for m in mutants:
+        unknown = sorted(set(m["targets"]) - known_targets)
+        check(not unknown, f"{m['name']}: its targets are executables of the build (unknown: {unknown})")
         patch = catalogue.patch_path(path, m["name"])
         with open(patch, encoding="utf-8") as f:
             files = touched_files(f.read())
