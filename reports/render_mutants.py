@@ -32,6 +32,9 @@ def markdown_lines(report, heading="#"):
     mutants = report.get("mutants") or []
     killed = sum(1 for m in mutants if m.get("status") == "killed")
     lines = [f"{heading} Mutation score: {killed}/{len(mutants)} killed", ""]
+    catalogued = report.get("catalogued", len(mutants))
+    if catalogued != len(mutants):
+        lines += [f"**A partial run: {len(mutants)} of the {catalogued} catalogued mutants.**", ""]
     facts = [f"commit `{str(report.get('commit', '?'))[:12]}`", f"{report.get('date', '?')}",
              f"{report.get('seconds', 0) / 60:.0f} min in all", f"per-test timeout {report.get('timeout_seconds', '?')} s"]
     lines += ["; ".join(facts) + ".", ""]

@@ -59,6 +59,7 @@ def summary_checks(out):
     check("| `bleu_no_smoothing` | bleu | no exp smoothing \\| a pipe in the text | **build failed** | 5 + 0 |" in md,
           "a mutant that did not build is shown as such, and a pipe is escaped")
     check("Slowest mutant: `model_attention_no_scale`" in md, "the slowest mutant is named")
+    check("A partial run: 3 of the 33 catalogued mutants." in md, "a partial run says so")
     check("Not killed: `beam_no_early_stop`, `bleu_no_smoothing`." in md, "the mutants not killed are listed")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
     check(len(links) == 11, f"11 figures linked (4 runs, 4 ablation, 3 attention blocks), found {len(links)}")
