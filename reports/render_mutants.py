@@ -18,7 +18,8 @@ def _killers(entry):
     if status != "killed":
         return f"**{status.replace('_', ' ')}**" if status else ""
     killers = entry.get("killed_by") or []
-    shown = ", ".join(f"`{_cell(k)}`" for k in killers[:SHOWN_KILLERS])
+    # gtest_discover_tests names a parameterized test "Suite.Name/param  # GetParam() = ...".
+    shown = ", ".join(f"`{_cell(k.split('  #')[0])}`" for k in killers[:SHOWN_KILLERS])
     more = len(killers) - SHOWN_KILLERS
     return shown + (f" and {more} more" if more > 0 else "") + f" ({len(killers)} of {entry.get('tests_run', 0)})"
 
