@@ -4,10 +4,11 @@
   reports/render.py INPUT... --out DIR [--format svg|png]
 
 INPUT: report.json files of `trepro train` (with `trepro evaluate`'s test results), ablation
-summaries of `trepro ablate`, attention files of `trepro attention`, or folders holding them.
+summaries of `trepro ablate`, attention files of `trepro attention`, mutation scores of
+conformance/mutation-score, or folders holding them.
 Writes DIR/summary.md and the figures it links: learning curves, learning rate, gradient norm,
-BLEU per run, per ablation the same plus the paper's Table 3 rows next to ours, and attention
-heat maps (layers x heads). Needs matplotlib (Debian's python3-matplotlib, which scripts/setup
+BLEU per run, per ablation the same plus the paper's Table 3 rows next to ours, attention
+heat maps (layers x heads), and the mutation score table (render_mutants.py). Needs matplotlib (Debian's python3-matplotlib, which scripts/setup
 installs); exits 2 with a message naming the file on an input it cannot render.
 """
 import argparse
@@ -15,6 +16,7 @@ import os
 import sys
 
 from render_data import InputError, load_inputs
+from render_mutants import markdown_lines as mutation_score_lines
 
 # The paper's Table 3 (newstest2013 EN-DE dev, PPL / BLEU), by the one setting a row changes
 # from the base model (../shared/design/PAPER.md); our runs are matched to a row by the same change.
@@ -109,9 +111,9 @@ def figures(runs, out_dir, stem, fmt_, title):
 
 
 def render(inputs, out_dir, fmt_):
-    runs, ablations, attentions = load_inputs(inputs)
-    if not (runs or ablations or attentions):
-        raise InputError("no run report, ablation summary or attention file in " + ", ".join(inputs))
+    runs, ablations, attentions, mutation_scores = load_inputs(inputs)
+    if not (runs or ablations or attentions or mutation_scores):
+        raise InputError("no run report, ablation summary, attention file or mutation score in " + ", ".join(inputs))
     import render_plots as plots
     os.makedirs(out_dir, exist_ok=True)
     md = ["# Transformer reproduction: results", ""]
@@ -134,6 +136,8 @@ def render(inputs, out_dir, fmt_):
         for block in attention.blocks:
             name = plots.attention_maps(attention, block, out_dir, f"attention{i}_{block}", fmt_)
             md += [f"![{block}]({name})", ""]
+    for score in mutation_scores:
+        md += mutation_score_lines(score, heading="##") + [""]
     path = os.path.join(out_dir, "summary.md")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.write("\n".join(md))

@@ -149,8 +149,9 @@ class Attention:
 
 
 def load_inputs(paths):
-    """Run reports, ablation summaries and attention files from files, or from folders searched
-    for *.json of those kinds. Returns (runs, ablations, attentions)."""
+    """Run reports, ablation summaries, attention files and mutation scores from files, or from
+    folders searched for *.json of those kinds. Returns (runs, ablations, attentions, mutation
+    scores); a mutation score is its JSON object (conformance/mutation-score)."""
     files = []  # (path, given explicitly)
     for path in paths:
         if os.path.isdir(path):
@@ -158,7 +159,7 @@ def load_inputs(paths):
                 files += [(os.path.join(root, n), False) for n in sorted(names) if n.endswith(".json")]
         else:
             files.append((path, True))
-    runs, ablations, attentions = [], [], []
+    runs, ablations, attentions, mutation_scores = [], [], [], []
     for path, explicit in files:
         data = load_json(path)
         kind = get(data, "kind")
@@ -168,7 +169,12 @@ def load_inputs(paths):
             ablations.append(Ablation(path, data))
         elif kind == "attention":
             attentions.append(Attention(path, data))
+        elif kind == "mutation_score":
+            if not isinstance(data.get("mutants"), list):
+                raise InputError(f"{path}: a mutation score needs a \"mutants\" list")
+            mutation_scores.append(data)
         elif explicit:
-            raise InputError(f"{path}: unknown kind {kind!r} (expected \"train\", \"ablation\" or \"attention\")")
+            raise InputError(f"{path}: unknown kind {kind!r} (expected \"train\", \"ablation\", \"attention\" "
+                             "or \"mutation_score\")")
         # A folder also holds configs, the schema and other JSON: not ours to render.
-    return runs, ablations, attentions
+    return runs, ablations, attentions, mutation_scores

@@ -47,9 +47,27 @@ TEST(Bleu, ClipsAgainstTheMaximumCountOverReferences) {
   EXPECT_EQ(signature(BleuOptions{}, 2), "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3");
 }
 
+TEST(Bleu, ClipsRepeatedWordsToTheirReferenceCount) {
+  // Papineni et al. 2002, section 2.1: "the" seven times against references holding it at most
+  // twice has the modified unigram precision 2/7, not 7/7.
+  const BleuScore score = corpus_bleu({"the the the the the the the"},
+                                      {{"the cat is on the mat"}, {"there is a cat on the mat"}}, BleuOptions{});
+  EXPECT_EQ(score.stats.correct[0], 2);
+  EXPECT_EQ(score.stats.total[0], 7);
+  EXPECT_NEAR(score.precisions[0], 100.0 * 2.0 / 7.0, 1e-12);
+}
+
 TEST(Bleu, ClosestReferenceLengthPrefersTheShorterOnATie) {
   EXPECT_EQ(corpus_bleu({"a b c d"}, {{"a b c d e f"}, {"a b"}}, BleuOptions{}).stats.ref_len, 2);
   EXPECT_EQ(corpus_bleu({"a b c d e"}, {{"a b c d e f g"}, {"a b c"}}, BleuOptions{}).stats.ref_len, 3);
+}
+
+TEST(Bleu, ClosestReferenceLengthIsNotTheShortest) {
+  // 6 hypothesis tokens against references of 2 and 7: the closest is 7 (mteval v13a and
+  // sacreBLEU), not the shortest 2 (mteval v11), so the brevity penalty is exp(1 - 7/6).
+  const BleuScore score = corpus_bleu({"a b c d e f"}, {{"a b"}, {"a b c d e f g"}}, BleuOptions{});
+  EXPECT_EQ(score.stats.ref_len, 7);
+  EXPECT_NEAR(score.brevity_penalty, std::exp(1.0 - 7.0 / 6.0), 1e-15);
 }
 
 TEST(Bleu, BrevityPenaltyForShortHypotheses) {

@@ -224,6 +224,19 @@ TEST(BeamSearch, StopsEarlyWhenNoLiveHypothesisCanWin) {
   EXPECT_GT(undecided.calls, 1);
 }
 
+TEST(BeamSearch, MaxOutputLengthIsTheSourceLengthPlusExtra) {
+  // The paper (section 6.1): at most input length + 50 tokens. Pad ids do not count as input;
+  // a learned position table has no row past max_len - 1, so it caps the length there.
+  ModelConfig config = tiny_config();
+  const Tensor src = Tensor::from_values({2, 5}, DType::i32, {5, 6, 7, 0, 0, 5, 6, 7, 8, 9});
+  EXPECT_EQ(source_lengths(src, config.pad_id), (std::vector<std::int64_t>{3, 5}));
+  config.positional = Positional::sinusoidal;
+  EXPECT_EQ(max_output_lengths(config, src, 50), (std::vector<std::int64_t>{53, 55}));
+  config.positional = Positional::learned;
+  config.max_len = 54;
+  EXPECT_EQ(max_output_lengths(config, src, 50), (std::vector<std::int64_t>{53, 54}));
+}
+
 TEST(BeamSearch, RejectsBadOptions) {
   TableScorer scorer(1, short_or_long);
   EXPECT_THROW(beam_search(scorer, {10}, kTokens, {0, 0.6, 0}), std::invalid_argument);

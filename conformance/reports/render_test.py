@@ -53,6 +53,14 @@ def summary_checks(out):
     check("| (A) h 1 | 5.29 | 24.9 | heads1 | 14.25 | 25.50 |" in md, "Table 3 row (A) h 1 next to heads1")
     check("| (A) h 4 | 5.00 | 25.5 | heads4 | 12.75 | 28.75 |" in md, "Table 3 row (A) h 4 next to heads4")
     check("`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3`" in md, "sacreBLEU signature shown")
+    check("## Mutation score: 1/3 killed" in md, "mutation score heading counts the killed mutants")
+    check("| `model_attention_no_scale` | model | attention logits not scaled by 1/sqrt(d_k) | "
+          "`A.one`, `A.two`, `A.three` and 2 more (5 of 12) | 61 + 30 |" in md, "mutation row with its killers")
+    check("| `bleu_no_smoothing` | bleu | no exp smoothing \\| a pipe in the text | **build failed** | 5 + 0 |" in md,
+          "a mutant that did not build is shown as such, and a pipe is escaped")
+    check("Slowest mutant: `model_attention_no_scale`" in md, "the slowest mutant is named")
+    check("A partial run: 3 of the 33 catalogued mutants." in md, "a partial run says so")
+    check("Not killed: `beam_no_early_stop`, `bleu_no_smoothing`." in md, "the mutants not killed are listed")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
     check(len(links) == 11, f"11 figures linked (4 runs, 4 ablation, 3 attention blocks), found {len(links)}")
     return links
@@ -75,6 +83,11 @@ def fixtures_follow_the_schema():
                              "ablation_schema.json"), os.path.join(FIXTURES, "ablation_heads", "summary.json")],
                             capture_output=True, text=True)
     check(result.returncode == 0, f"ablation fixture valid against reports/ablation_schema.json {result.stderr.strip()}")
+    result = subprocess.run([sys.executable, validate, "--schema", os.path.join(HERE, "..", "..", "reports",
+                             "mutation_score_schema.json"), os.path.join(FIXTURES, "mutation_score.json")],
+                            capture_output=True, text=True)
+    check(result.returncode == 0,
+          f"mutation score fixture valid against reports/mutation_score_schema.json {result.stderr.strip()}")
 
 
 def main():
