@@ -37,7 +37,8 @@ struct TorchTiming {
 // "libtorch 1.13.0 (CPU)": for the benchmark output's context.
 std::string torch_version();
 
-// The fastest of every (intra-op, OpenBLAS) thread setting with each count in 1..cores.
+// The fastest of intra-op threads 1..cores, OpenBLAS on `cores` threads (its default here: the
+// intra-op pool then only runs the element-wise ops, and 2 + 2 threads on 2 cores oversubscribe).
 // Forward: inference (eval mode, no autograd), logits [B*T, V] as model.forward returns them.
 TorchTiming torch_forward_seconds(const Config& config, const Batch& batch, int cores);
 // Training step: zero grads, forward with dropout, loss, backward, one Adam update.
