@@ -37,6 +37,13 @@ MODEL = [
         peak_fraction=0.7),
 ]
 
+ATTENTION = [
+    run("BM_AttentionForward/T:32/threads:1/min_time:0.200/real_time", 1.0, x_reference=1.5, peak_MiB=0.1,
+        reference_peak_MiB=0.02),
+    run("BM_AttentionForward/T:4096/threads:1/min_time:0.200/real_time", 900.0, x_reference=6.0, peak_MiB=0.2,
+        reference_peak_MiB=256.0),
+]
+
 
 class BenchSummaryTest(unittest.TestCase):
     def setUp(self):
@@ -94,6 +101,14 @@ class BenchSummaryTest(unittest.TestCase):
         machine = self.row(text, "linear.json")
         self.assertIn("0.50, 1.00, 2.00", machine)
         self.assertIn("cpu-avx2", machine)
+
+    def test_attention_range_and_memory(self):
+        text = self.summary(self.write("attention.json", ATTENTION))
+        row = self.row(text, "attention forward vs the reference, T 32..4096")
+        self.assertEqual(row[1], "1")
+        self.assertEqual(row[2], "x_reference 1.50..6.00; peak heap at most 0.20 MiB (reference 256.00 MiB)")
+        lengths = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| AttentionForward")]
+        self.assertEqual(lengths, ["T 32", "T 4096"])  # numeric order
 
     def test_bad_input_names_the_file_and_writes_nothing(self):
         bad = os.path.join(self.dir.name, "broken.json")
