@@ -3,8 +3,9 @@
 // inference forward and a full training step (forward with dropout, label-smoothed loss,
 // backward, Adam), at 1 and 2 threads. Counters: GFLOP/s achieved (the model's matmul and
 // attention FLOPs, training = 3x forward) and its fraction of the FMA peak of the same threads,
-// measured here by fma_peak below. There is no libtorch peer in this binary (Debian's
-// libtorch-dev is not installed here); the README quotes PyTorch 1.13's figures for this shape.
+// measured here by fma_peak below (fma_peak_GFLOPs). When CMake found Torch, the same model in
+// libtorch runs on the same tokens in the same process (bench/torch_peer.h) at its fastest thread
+// setting within the same cores: x_libtorch = t_libtorch / t_ours (> 1: ours is faster).
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -16,6 +17,9 @@
 #include "core/config.h"
 #include "model/optimizer.h"
 #include "model/transformer.h"
+#ifdef TREPRO_WITH_TORCH
+#include "bench/torch_peer.h"
+#endif
 
 namespace trepro::bench {
 namespace {
@@ -75,10 +79,28 @@ Batch random_batch(std::int64_t batch, std::int64_t length, std::int64_t vocab) 
 }
 
 void report(benchmark::State& state, double flops, double seconds, int threads) {
-  const double achieved = flops / seconds * 1e-9;
+  const double achieved = flops / seconds * 1e-9, peak = fma_peak(threads);
   state.counters["GFLOPs"] = achieved;
-  state.counters["peak_fraction"] = achieved / fma_peak(threads);
+  state.counters["fma_peak_GFLOPs"] = peak;
+  state.counters["peak_fraction"] = achieved / peak;
   state.counters["tokens_per_s"] = static_cast<double>(state.range(0) * state.range(1)) / seconds;
+}
+
+// Times libtorch on the same step and tokens and adds its counters (a build without Torch says so).
+void compare_with_libtorch(benchmark::State& state, double seconds, const Config& config, const Batch& batch,
+                           int threads, bool training) {
+#ifdef TREPRO_WITH_TORCH
+  const TorchTiming peer = training ? torch_train_step_seconds(config, batch, threads)
+                                    : torch_forward_seconds(config, batch, threads);
+  state.counters["libtorch_ms"] = peer.seconds * 1e3;
+  state.counters["x_libtorch"] = peer.seconds / seconds;
+  state.counters["libtorch_intra_op_threads"] = peer.threads.intra_op;
+  state.counters["libtorch_blas_threads"] = peer.threads.blas;
+  state.SetLabel("libtorch fastest at " + peer.threads.name());
+#else
+  (void)seconds, (void)config, (void)batch, (void)threads, (void)training;
+  state.SetLabel("no libtorch peer: CMake found no Torch");
+#endif
 }
 
 void BM_ModelForward(benchmark::State& state) {
@@ -95,6 +117,7 @@ void BM_ModelForward(benchmark::State& state) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
                          static_cast<double>(state.iterations());
   report(state, forward_flops(config.model, batch, length, length), seconds, threads);
+  compare_with_libtorch(state, seconds, config, b, threads, false);
 }
 
 void BM_ModelTrainStep(benchmark::State& state) {
@@ -112,6 +135,7 @@ void BM_ModelTrainStep(benchmark::State& state) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
                          static_cast<double>(state.iterations());
   report(state, 3 * forward_flops(config.model, batch, length, length), seconds, threads);
+  compare_with_libtorch(state, seconds, config, b, threads, true);
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
@@ -134,6 +158,11 @@ BENCHMARK(BM_ModelTrainStep)->Apply(shapes);
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   trepro::bench::add_machine_context();
+#ifdef TREPRO_WITH_TORCH
+  benchmark::AddCustomContext("libtorch", trepro::bench::torch_version());
+#else
+  benchmark::AddCustomContext("libtorch", "absent: CMake found no Torch");
+#endif
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Benchmark JSON (Google Benchmark --benchmark_out of bench/linear_bench, attention_bench,
+model_bench) -> a Markdown summary: each speed goal of issue 5 with the measured ratio, the
+thread scaling 1 -> 2 threads of every benchmark, and the machine each file was measured on.
+
+    /usr/bin/python3 reports/bench_summary.py reports/bench/*.json --out reports/bench/summary.md
+
+A file that is not benchmark JSON stops the script with exit code 2 and a message naming it;
+nothing is written then. The output is written atomically (temporary file, then rename).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+LINEAR, ATTENTION, MODEL = "linear", "attention", "model"
+GEMM_GOAL, TRAIN_GOAL, FORWARD_GOAL = 1.0, 1.5, 1.3
+
+
+class InputError(Exception):
+    pass
+
+
+def parse_name(name):
+    """'BM_X/rows:512/threads:2/min_time:0.300/real_time' -> ('BM_X', {'rows': 512, 'threads': 2})."""
+    parts = name.split("/")
+    args = {}
+    for part in parts[1:]:
+        key, sep, value = part.partition(":")
+        if sep and key != "min_time":
+            args[key] = int(value) if value.lstrip("-").isdigit() else value
+    return parts[0], args
+
+
+def kind_of(benchmarks):
+    families = {parse_name(b["name"])[0] for b in benchmarks}
+    for kind, prefix in ((LINEAR, "BM_Linear"), (ATTENTION, "BM_Attention"), (MODEL, "BM_Model")):
+        if all(f.startswith(prefix) for f in families):
+            return kind
+    return None
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: not readable as JSON ({e})")
+    benchmarks = data.get("benchmarks") if isinstance(data, dict) else None
+    if not benchmarks or not isinstance(data.get("context"), dict):
+        raise InputError(f"{path}: expected Google Benchmark output with 'context' and a non-empty 'benchmarks'")
+    runs = [b for b in benchmarks if b.get("run_type", "iteration") == "iteration"]
+    kind = kind_of(runs)
+    if kind is None:
+        raise InputError(f"{path}: benchmarks are not all BM_Linear*, BM_Attention* or BM_Model*")
+    for b in runs:
+        b["family"], b["args"] = parse_name(b["name"])
+    return {"path": path, "kind": kind, "context": data["context"], "runs": runs}
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def shape_of(args):
+    return ", ".join(f"{k} {v}" for k, v in args.items() if k != "threads")
+
+
+def status(ok):
+    return "met" if ok else "not met"
+
+
+def gemm_goal_rows(runs):
+    rows = []
+    for threads in sorted({r["args"]["threads"] for r in runs}):
+        ratios = [r["x_openblas"] for r in runs if r["args"]["threads"] == threads]
+        below = sum(1 for x in ratios if x < GEMM_GOAL)
+        rows.append([f"GEMM >= {GEMM_GOAL}x OpenBLAS (linear forward + backward, {len(ratios)} shapes)",
+                     str(threads), f"geomean {fmt(geomean(ratios))} (min {fmt(min(ratios))}, max {fmt(max(ratios))})",
+                     status(below == 0) + ("" if below == 0 else f": {below} of {len(ratios)} shapes below")])
+    return rows
+
+
+def model_goal_rows(runs):
+    rows = []
+    for family, goal, what in (("BM_ModelTrainStep", TRAIN_GOAL, "training step"),
+                               ("BM_ModelForward", FORWARD_GOAL, "forward")):
+        for r in sorted((r for r in runs if r["family"] == family),
+                        key=lambda r: (r["args"]["batch"] * r["args"]["length"], r["args"]["threads"])):
+            a = r["args"]
+            ratio = r.get("x_libtorch")
+            rows.append([f"{what} >= {goal}x libtorch (batch {a['batch']} x {a['length']})", str(a["threads"]),
+                         fmt(ratio) if ratio is not None else "no libtorch peer in this build",
+                         status(ratio >= goal) if ratio is not None else "not measured"])
+    return rows
+
+
+def attention_goal_rows(runs):
+    rows = []
+    for family, what in (("BM_AttentionForward", "forward"), ("BM_AttentionBackward", "backward")):
+        for threads in sorted({r["args"]["threads"] for r in runs if r["family"] == family}):
+            chosen = [r for r in runs if r["family"] == family and r["args"]["threads"] == threads]
+            lengths = sorted(r["args"]["T"] for r in chosen)
+            ratios = [r["x_reference"] for r in chosen]
+            ours = max(r["peak_MiB"] for r in chosen)
+            theirs = max(r["reference_peak_MiB"] for r in chosen)
+            rows.append([f"attention {what} vs the reference, T {lengths[0]}..{lengths[-1]}", str(threads),
+                         f"x_reference {fmt(min(ratios))}..{fmt(max(ratios))}; peak heap at most "
+                         f"{fmt(ours)} MiB (reference {fmt(theirs)} MiB)", "measured (no numeric goal)"])
+    return rows
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def scaling_rows(runs, columns):
+    """One row per shape: each column's value at 1 and 2 threads, and t(1 thread) / t(2 threads)."""
+    by_shape = {}
+    for r in runs:
+        numbers = tuple(v for k, v in r["args"].items() if k != "threads")
+        key = (r["family"], numbers, shape_of(r["args"]))
+        by_shape.setdefault(key, {})[r["args"]["threads"]] = r
+    rows = []
+    for (family, _, shape), by_threads in sorted(by_shape.items()):
+        one, two = by_threads.get(1), by_threads.get(2)
+        row = [family.removeprefix("BM_"), shape]
+        for r in (one, two):
+            row.append(fmt(r["real_time"], 3) if r else "-")
+            row += [fmt(r.get(c)) if r else "-" for c in columns]
+        row.append(fmt(one["real_time"] / two["real_time"]) if one and two else "-")
+        rows.append(row)
+    return rows
+
+
+def detail_section(run_file, columns, title):
+    unit = run_file["runs"][0].get("time_unit", "ns")
+    header = ["benchmark", "shape", f"1 thread ({unit})"] + [f"{c} (1)" for c in columns]
+    header += [f"2 threads ({unit})"] + [f"{c} (2)" for c in columns] + ["scaling 1 -> 2"]
+    return [f"## {title}", "", f"From `{os.path.basename(run_file['path'])}`.", ""] + table(
+        header, scaling_rows(run_file["runs"], columns)) + [""]
+
+
+def machine_lines(files):
+    header = ["file", "date", "cpu", "cpus x MHz", "cpu backend", "load average (1, 5, 15 min)", "libtorch"]
+    rows = []
+    for f in files:
+        c = f["context"]
+        load = ", ".join(fmt(x) for x in c.get("load_avg", [])) or "-"
+        rows.append([os.path.basename(f["path"]), c.get("date", "-"), c.get("cpu_model", "-"),
+                     f"{c.get('num_cpus', '-')} x {c.get('mhz_per_cpu', '-')}", c.get("cpu_backend", "-"), load,
+                     c.get("libtorch", "-")])
+    return ["## Machine", ""] + table(header, rows) + [""]
+
+
+DETAIL = {
+    LINEAR: (["GFLOPs", "x_openblas", "x_eigen"], "GEMM (linear) vs OpenBLAS and Eigen"),
+    ATTENTION: (["x_reference", "peak_MiB", "reference_peak_MiB"], "Attention vs the reference (unfused)"),
+    MODEL: (["GFLOPs", "peak_fraction", "x_libtorch"], "Paper-base model vs libtorch"),
+}
+
+
+def summarize(files):
+    goals = []
+    for f in files:
+        if f["kind"] == LINEAR:
+            goals += gemm_goal_rows(f["runs"])
+        elif f["kind"] == MODEL:
+            goals += model_goal_rows(f["runs"])
+        elif f["kind"] == ATTENTION:
+            goals += attention_goal_rows(f["runs"])
+    lines = ["# Benchmark summary", "",
+             "Generated by `reports/bench_summary.py` from the JSON files below. Ratios are the peer's "
+             "time over ours in the same process (> 1: ours is faster); scaling is the time at 1 thread "
+             "over the time at 2.", "", "## Goals (issue 5)", ""]
+    lines += table(["goal", "threads", "measured", "status"], goals) + [""]
+    for kind in (LINEAR, ATTENTION, MODEL):
+        for f in files:
+            if f["kind"] == kind:
+                lines += detail_section(f, *DETAIL[kind])
+    return "\n".join(lines + machine_lines(files))
+
+
+def write_atomic(path, text):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("inputs", nargs="+", help="benchmark JSON files")
+    parser.add_argument("--out", required=True, help="Markdown file to write")
+    args = parser.parse_args(argv)
+    try:
+        files = [load(p) for p in args.inputs]
+    except InputError as e:
+        print(f"bench_summary: {e}", file=sys.stderr)
+        return 2
+    write_atomic(args.out, summarize(files) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
