@@ -18,6 +18,7 @@ class Bf16Emulation final : public Backend {
   std::string name() const override { return "bf16-emulated"; }
   DType dtype() const override { return DType::f32; }
   Device device() const override { return Device::cpu; }
+  int threads() const override { return inner_->threads(); }
 
   // ---- The GEMM-bearing op: operands rounded to bf16, float32 products and sums ----------------
   void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
