@@ -24,6 +24,16 @@ assert report["test"]["perplexity"] >= 1, report["test"]
 assert report["data"]["vocabulary"]["size"] == 64
 PY
 
+# Without --backend a run takes the fastest backend (here a cpu-<target>: no GPU) and reports the
+# threads that backend computes with (TREPRO_THREADS sizes the cpu pool).
+TREPRO_THREADS=1 "$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/default" --steps 2 >/dev/null
+"$python" - "$scratch/default/report.json" <<'PY' || fail "the default backend or its thread count is not reported"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["backend"].startswith("cpu-") or report["backend"] == "cuda", report["backend"]
+assert report["backend"] == "cuda" or report["threads"] == 1, report["threads"]
+PY
+
 # The schema can fail: a report without its steps, and one with a BLEU but no signature.
 "$python" - "$scratch/copy/report.json" "$scratch/broken1.json" "$scratch/broken2.json" <<'PY'
 import json, sys
