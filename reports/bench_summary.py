@@ -51,13 +51,17 @@ def load(path):
     benchmarks = data.get("benchmarks") if isinstance(data, dict) else None
     if not benchmarks or not isinstance(data.get("context"), dict):
         raise InputError(f"{path}: expected Google Benchmark output with 'context' and a non-empty 'benchmarks'")
-    runs = [b for b in benchmarks if b.get("run_type", "iteration") == "iteration"]
+    # With --benchmark_repetitions, each benchmark's median over the repetitions (of its time and
+    # of each ratio counter) stands for it: one quiet or one disturbed repetition moves nothing.
+    medians = [b for b in benchmarks if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"]
+    runs = medians or [b for b in benchmarks if b.get("run_type", "iteration") == "iteration"]
     kind = kind_of(runs)
     if kind is None:
         raise InputError(f"{path}: benchmarks are not all BM_Linear*, BM_Attention* or BM_Model*")
     for b in runs:
-        b["family"], b["args"] = parse_name(b["name"])
-    return {"path": path, "kind": kind, "context": data["context"], "runs": runs}
+        b["family"], b["args"] = parse_name(b.get("run_name", b["name"]) if medians else b["name"])
+    repetitions = max((b.get("repetitions", 1) for b in runs), default=1) if medians else 1
+    return {"path": path, "kind": kind, "context": data["context"], "runs": runs, "repetitions": repetitions}
 
 
 def geomean(values):
@@ -150,14 +154,16 @@ def detail_section(run_file, columns, title):
 
 
 def machine_lines(files):
-    header = ["file", "date", "cpu", "cpus x MHz", "cpu backend", "load average (1, 5, 15 min)", "libtorch"]
+    header = ["file", "date", "cpu", "cpus x MHz", "cpu backend", "load average (1, 5, 15 min)", "libtorch",
+              "figures"]
     rows = []
     for f in files:
         c = f["context"]
         load = ", ".join(fmt(x) for x in c.get("load_avg", [])) or "-"
         rows.append([os.path.basename(f["path"]), c.get("date", "-"), c.get("cpu_model", "-"),
                      f"{c.get('num_cpus', '-')} x {c.get('mhz_per_cpu', '-')}", c.get("cpu_backend", "-"), load,
-                     c.get("libtorch", "-")])
+                     c.get("libtorch", "-"),
+                     f"medians of {f['repetitions']} repetitions" if f["repetitions"] > 1 else "one run"])
     return ["## Machine", ""] + table(header, rows) + [""]
 
 

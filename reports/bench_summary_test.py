@@ -102,6 +102,19 @@ class BenchSummaryTest(unittest.TestCase):
         self.assertIn("0.50, 1.00, 2.00", machine)
         self.assertIn("cpu-avx2", machine)
 
+    def test_repetitions_are_summarized_by_their_medians(self):
+        name = "BM_LinearForward/rows:512/K:512/M:512/threads:1/min_time:0.300/real_time"
+        repeated = [dict(run(name, t, GFLOPs=100.0, x_openblas=r, x_eigen=1.0), repetitions=3)
+                    for t, r in ((4.0, 0.5), (4.1, 1.1), (4.2, 1.2))]
+        repeated += [dict(run(name + "_" + kind, t, GFLOPs=100.0, x_openblas=r, x_eigen=1.0), run_type="aggregate",
+                          aggregate_name=kind, run_name=name, repetitions=3)
+                     for kind, t, r in (("mean", 4.1, 0.93), ("median", 4.1, 1.1), ("stddev", 0.1, 0.3))]
+        text = self.summary(self.write("linear.json", repeated))
+        goal = self.row(text, "GEMM >= 1.0x OpenBLAS")
+        self.assertIn("geomean 1.10", goal[2])  # the median, not the 0.5 outlier nor the mean
+        self.assertIn("medians of 3 repetitions", self.row(text, "linear.json"))
+        self.assertIn("one run", self.row(self.summary(self.write("linear.json", LINEAR)), "linear.json"))
+
     def test_attention_range_and_memory(self):
         text = self.summary(self.write("attention.json", ATTENTION))
         row = self.row(text, "attention forward vs the reference, T 32..4096")
