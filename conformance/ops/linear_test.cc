@@ -15,7 +15,9 @@ namespace {
 struct Dims {
   std::int64_t n, k, m;  // x [n, k], w [m, k], y [n, m]
 };
-const Dims kDims[] = {{1, 1, 1}, {3, 17, 5}, {5, 3, 17}, {17, 64, 3}, {64, 64, 64}};
+// {9, 21, 35}: whole 16-column strips of w with a depth that is not a multiple of 8 (the AVX2
+// packing transposes 8 x 8 blocks and copies the rest), and a partial strip.
+const Dims kDims[] = {{1, 1, 1}, {3, 17, 5}, {5, 3, 17}, {17, 64, 3}, {64, 64, 64}, {9, 21, 35}};
 const Activation kActivations[] = {Activation::none, Activation::relu, Activation::gelu,
                                    Activation::gelu_tanh};
 

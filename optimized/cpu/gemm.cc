@@ -62,6 +62,40 @@ void pack_a(const StridedMatrix& a, std::size_t i0, std::size_t mc, std::size_t 
   }
 }
 
+#if HWY_TARGET == HWY_AVX2
+// to[k * ld + i] = column i[k] for k, i < 8: eight columns of B (8 consecutive depths of each)
+// become eight 8-float rows of a strip, through the 8 x 8 transpose of 32-bit lanes (unpack
+// within 128-bit halves, 64-bit unpack, swap of halves).
+void transpose_8x8(const float* const* column, std::size_t k0, float* to, std::size_t ld) {
+  const FloatTag d;
+  const hn::Repartition<std::uint64_t, FloatTag> d64;
+  FloatVec r[8], t[8];
+  for (std::size_t i = 0; i < 8; ++i) r[i] = hn::LoadU(d, column[i] + k0);
+  for (std::size_t i = 0; i < 8; i += 2) {
+    t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);      // r_i,k r_i+1,k for k = 0, 1 | 4, 5
+    t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);  // k = 2, 3 | 6, 7
+  }
+  for (std::size_t g = 0; g < 8; g += 4) {  // rows g .. g + 3 of k = 0 | 4, 1 | 5, 2 | 6, 3 | 7
+    r[g] = hn::BitCast(d, hn::InterleaveLower(d64, hn::BitCast(d64, t[g]), hn::BitCast(d64, t[g + 2])));
+    r[g + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t[g]), hn::BitCast(d64, t[g + 2])));
+    r[g + 2] = hn::BitCast(d, hn::InterleaveLower(d64, hn::BitCast(d64, t[g + 1]), hn::BitCast(d64, t[g + 3])));
+    r[g + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t[g + 1]), hn::BitCast(d64, t[g + 3])));
+  }
+  for (std::size_t k = 0; k < 4; ++k) {
+    hn::StoreU(hn::ConcatLowerLower(d, r[4 + k], r[k]), d, to + k * ld);
+    hn::StoreU(hn::ConcatUpperUpper(d, r[4 + k], r[k]), d, to + (k + 4) * ld);
+  }
+}
+#endif
+
+// Depths [k0, kc) of the strip's columns (unit row stride), one float at a time.
+void pack_columns(const float* const* column, std::size_t cols, std::size_t k0, std::size_t kc, std::size_t nr,
+                  float* strip) {
+  for (std::size_t c = 0; c < cols; ++c) {
+    for (std::size_t k = k0; k < kc; ++k) strip[k * nr + c] = column[c][k];
+  }
+}
+
 // dst: strips of nr columns of B[p0 .. p0 + kc) x [j0 .. j0 + nc): strip t holds, for each k,
 // nr consecutive floats (columns past nc are zero). Reads along B's unit stride.
 void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t j0, std::size_t nc, std::size_t nr,
@@ -76,6 +110,20 @@ void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t 
         for (std::size_t c = 0; c < cols; ++c) to[c] = src[c];
         for (std::size_t c = cols; c < nr; ++c) to[c] = 0.0f;
       }
+    } else if (b.row_stride == 1 && cols == nr) {
+      // B = w viewed transposed (linear forward): each column is a contiguous row of w.
+      constexpr std::size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+      const float* column[kNv * kMaxLanes];
+      for (std::size_t c = 0; c < nr; ++c) {
+        column[c] = b.data + static_cast<std::int64_t>(j0 + t + c) * b.col_stride + static_cast<std::int64_t>(p0);
+      }
+      std::size_t k0 = 0;
+#if HWY_TARGET == HWY_AVX2
+      for (; k0 + 8 <= kc; k0 += 8) {
+        for (std::size_t c = 0; c < nr; c += 8) transpose_8x8(column + c, k0, strip + k0 * nr + c, nr);
+      }
+#endif
+      pack_columns(column, nr, k0, kc, nr, strip);
     } else {
       for (std::size_t c = 0; c < nr; ++c) {
         if (c >= cols) {
