@@ -152,7 +152,7 @@ HWY_INLINE void micro_kernel(std::size_t kc, const float* HWY_RESTRICT ap, const
     for (std::size_t v = 0; v < kNv; ++v) acc[r][v] = hn::Zero(d);
   }
   // Fetch the C tile while the FMAs run: it is read (add) or written once the sums are done.
-  for (std::size_t r = 0; r < std::min(rows, kMr); ++r) hwy::Prefetch(c + r * ldc);
+  for (std::size_t r = 0; r < rows; ++r) hwy::Prefetch(c + r * ldc);
 #pragma GCC unroll 4
   for (std::size_t k = 0; k < kc; ++k) {
     FloatVec bv[kNv];
