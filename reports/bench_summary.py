@@ -59,8 +59,8 @@ def load(path):
     if kind is None:
         raise InputError(f"{path}: benchmarks are not all BM_Linear*, BM_Attention* or BM_Model*")
     for b in runs:
-        b["family"], b["args"] = parse_name(b.get("run_name", b["name"]) if medians else b["name"])
-    repetitions = max((b.get("repetitions", 1) for b in runs), default=1) if medians else 1
+        b["family"], b["args"] = parse_name(b.get("run_name", b["name"]))  # an aggregate's name has a suffix
+    repetitions = max(b.get("repetitions", 1) for b in runs) if medians else 1
     return {"path": path, "kind": kind, "context": data["context"], "runs": runs, "repetitions": repetitions}
 
 

@@ -88,10 +88,9 @@ void transpose_8x8(const float* const* column, std::size_t k0, float* to, std::s
 }
 #endif
 
-// Depths [k0, kc) of the strip's columns (unit row stride), one float at a time.
-void pack_columns(const float* const* column, std::size_t cols, std::size_t k0, std::size_t kc, std::size_t nr,
-                  float* strip) {
-  for (std::size_t c = 0; c < cols; ++c) {
+// Depths [k0, kc) of the strip's nr columns (unit row stride), one float at a time.
+void pack_columns(const float* const* column, std::size_t k0, std::size_t kc, std::size_t nr, float* strip) {
+  for (std::size_t c = 0; c < nr; ++c) {
     for (std::size_t k = k0; k < kc; ++k) strip[k * nr + c] = column[c][k];
   }
 }
@@ -123,7 +122,7 @@ void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t 
         for (std::size_t c = 0; c < nr; c += 8) transpose_8x8(column + c, k0, strip + k0 * nr + c, nr);
       }
 #endif
-      pack_columns(column, nr, k0, kc, nr, strip);
+      pack_columns(column, k0, kc, nr, strip);
     } else {
       for (std::size_t c = 0; c < nr; ++c) {
         if (c >= cols) {
