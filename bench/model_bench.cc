@@ -3,17 +3,16 @@
 // inference forward and a full training step (forward with dropout, label-smoothed loss,
 // backward, Adam), at 1 and 2 threads. Counters: GFLOP/s achieved (the model's matmul and
 // attention FLOPs, training = 3x forward) and its fraction of the FMA peak of the same threads,
-// measured here by fma_peak below (fma_peak_GFLOPs). When CMake found Torch, the same model in
+// measured here by bench/fma_peak.h (fma_peak_GFLOPs). When CMake found Torch, the same model in
 // libtorch runs on the same tokens in the same process (bench/torch_peer.h) at its fastest thread
 // setting within the same cores: x_libtorch = t_libtorch / t_ours (> 1: ours is faster).
 #include <chrono>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "bench/fma_peak.h"
 #include "core/config.h"
 #include "model/optimizer.h"
 #include "model/transformer.h"
@@ -39,34 +38,6 @@ double forward_flops(const ModelConfig& m, std::int64_t batch, std::int64_t s, s
   return encoder + decoder + 2 * tgt * d * static_cast<double>(m.vocab_size);
 }
 
-// FMA throughput of `threads` threads in GFLOP/s: 16 independent chains of 8-float FMAs per
-// thread (enough to cover latency x throughput on AVX2 cores), compiled for this machine.
-double fma_peak(int threads) {
-  using V = float __attribute__((vector_size(32)));
-  constexpr int kChains = 16;
-  constexpr std::int64_t kSteps = 20'000'000;
-  std::vector<std::thread> pool;
-  std::vector<float> sink(static_cast<std::size_t>(threads));
-  const auto start = std::chrono::steady_clock::now();
-  for (int w = 0; w < threads; ++w) {
-    pool.emplace_back([&sink, w] {
-      V acc[kChains];
-      for (int c = 0; c < kChains; ++c) acc[c] = V{} + 0.001f * static_cast<float>(c);
-      const V a = V{} + 0.999999f, b = V{} + 1e-7f;
-      for (std::int64_t i = 0; i < kSteps; ++i) {
-        for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
-      }
-      float total = 0.0f;
-      for (int c = 0; c < kChains; ++c) total += acc[c][0];
-      sink[static_cast<std::size_t>(w)] = total;
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  benchmark::DoNotOptimize(sink.data());
-  return 2.0 * 8 * kChains * static_cast<double>(kSteps) * threads / seconds * 1e-9;
-}
-
 Batch random_batch(std::int64_t batch, std::int64_t length, std::int64_t vocab) {
   Batch b{Tensor::empty({batch, length}, DType::i32), Tensor::empty({batch, length}, DType::i32),
           Tensor::empty({batch, length}, DType::i32)};
@@ -79,7 +50,7 @@ Batch random_batch(std::int64_t batch, std::int64_t length, std::int64_t vocab) 
 }
 
 void report(benchmark::State& state, double flops, double seconds, int threads) {
-  const double achieved = flops / seconds * 1e-9, peak = fma_peak(threads);
+  const double achieved = flops / seconds * 1e-9, peak = fma_peak_gflops(threads);
   state.counters["GFLOPs"] = achieved;
   state.counters["fma_peak_GFLOPs"] = peak;
   state.counters["peak_fraction"] = achieved / peak;
