@@ -58,7 +58,7 @@ class GemmTest : public ::testing::TestWithParam<std::int64_t> {
                          const GemmEpilogue& epilogue) {
     ThreadPool pool(threads);
     Workspace workspace(threads);
-    const CpuContext ctx{GetParam(), pool, workspace};
+    const CpuContext ctx{GetParam(), pool, workspace, nullptr};  // the GEMM allocates no tensors
     std::vector<float> c = c0;
     gemm(ctx, s.m, s.n, s.k, o.sa, o.sb, c.data(), s.n, accumulate, epilogue);
     return c;

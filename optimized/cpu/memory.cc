@@ -1,4 +1,5 @@
-// Memory of the optimized CPU backend: host tensors (the device is the CPU), float32.
+// Memory of the optimized CPU backend: host tensors (the device is the CPU), float32, from the
+// backend's caching allocator (core/caching_allocator.h).
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -9,16 +10,26 @@
 
 namespace trepro::cpu {
 
-Tensor empty(const CpuContext&, const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); }
+Tensor empty(const CpuContext& ctx, const Shape& shape, DType dtype) {
+  return allocate_tensor(ctx.allocator, shape, dtype, Device::cpu);
+}
 
-Tensor zeros(const CpuContext&, const Shape& shape, DType dtype) { return Tensor::zeros(shape, dtype); }
+Tensor zeros(const CpuContext& ctx, const Shape& shape, DType dtype) {
+  Tensor t = empty(ctx, shape, dtype);
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
 
 // Floating values become float32, integers int32 (range-checked, naming the element).
-Tensor upload(const CpuContext&, const Tensor& host) {
+Tensor upload(const CpuContext& ctx, const Tensor& host) {
   if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
-  if (host.dtype() == DType::f32 || host.dtype() == DType::i32) return host.clone();
+  if (host.dtype() == DType::f32 || host.dtype() == DType::i32) {
+    Tensor out = empty(ctx, host.shape(), host.dtype());
+    std::memcpy(out.raw(), host.raw(), host.nbytes());
+    return out;
+  }
   const bool floating = host.dtype() == DType::f64;
-  Tensor out = Tensor::empty(host.shape(), floating ? DType::f32 : DType::i32);
+  Tensor out = empty(ctx, host.shape(), floating ? DType::f32 : DType::i32);
   for (std::int64_t i = 0; i < host.numel(); ++i) {
     const double value = host.at(i);
     if (!floating && (value < std::numeric_limits<std::int32_t>::min() ||

@@ -41,6 +41,7 @@ CudaBackend::CudaBackend() {
   check_cublas(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode", kSetup);
   check_cublas(cublasLtCreate(&cublaslt_), "cublasLtCreate", kSetup);
   allocator_ = std::make_shared<CachingAllocator>(
+      "cuda backend: device memory",
       [](std::size_t bytes) -> void* {
         void* block = nullptr;
         const cudaError_t status = cudaMalloc(&block, bytes);
@@ -66,11 +67,7 @@ CudaBackend::~CudaBackend() {
 }
 
 Tensor CudaBackend::empty(const Shape& shape, DType dtype) {
-  const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
-  std::shared_ptr<CachingAllocator> allocator = allocator_;
-  auto* block = static_cast<std::byte*>(allocator->allocate(bytes));
-  std::shared_ptr<std::byte> storage(block, [allocator](std::byte* p) { allocator->release(p); });
-  return Tensor::from_storage(std::move(storage), shape, dtype, Device::cuda);
+  return allocate_tensor(allocator_, shape, dtype, Device::cuda);
 }
 
 Tensor CudaBackend::zeros(const Shape& shape, DType dtype) {

@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "core/backend.h"
-#include "optimized/cuda/device_allocator.h"
+#include "core/caching_allocator.h"
 
 namespace trepro::cuda {
 
