@@ -45,32 +45,18 @@ constexpr std::size_t kNv = 2;
 constexpr std::size_t kKc = 256;
 constexpr std::size_t kNc = 2048;
 constexpr std::size_t kMc = 24 * kMr;
-
-// dst: strips of kMr rows of A[i0 .. i0 + mc) x [p0 .. p0 + kc): strip s holds, for each k,
-// kMr consecutive floats (rows past mc are zero).
-void pack_a(const StridedMatrix& a, std::size_t i0, std::size_t mc, std::size_t p0, std::size_t kc, float* dst) {
-  for (std::size_t s = 0; s < mc; s += kMr) {
-    const std::size_t rows = std::min(kMr, mc - s);
-    float* strip = dst + s * kc;
-    for (std::size_t k = 0; k < kc; ++k) {
-      const float* src = a.data + static_cast<std::int64_t>(p0 + k) * a.col_stride +
-                         static_cast<std::int64_t>(i0 + s) * a.row_stride;
-      float* to = strip + k * kMr;
-      for (std::size_t r = 0; r < rows; ++r) to[r] = src[static_cast<std::int64_t>(r) * a.row_stride];
-      for (std::size_t r = rows; r < kMr; ++r) to[r] = 0.0f;
-    }
-  }
-}
+// What pack_a writes past its strips (8-float stores of kMr-float rows).
+constexpr std::size_t kPackASlack = 8 - kMr;
 
 #if HWY_TARGET == HWY_AVX2
-// to[k * ld + i] = column i[k] for k, i < 8: eight columns of B (8 consecutive depths of each)
-// become eight 8-float rows of a strip, through the 8 x 8 transpose of 32-bit lanes (unpack
-// within 128-bit halves, 64-bit unpack, swap of halves).
-void transpose_8x8(const float* const* column, std::size_t k0, float* to, std::size_t ld) {
+// out[k][i] = line i[k0 + k] for k, i < 8: eight 8-float runs of eight lines (rows of A, columns
+// of B) become eight 8-float slices across the lines, through the 8 x 8 transpose of 32-bit
+// lanes (unpack within 128-bit halves, 64-bit unpack, swap of halves).
+void transpose_8x8(const float* const* line, std::size_t k0, FloatVec out[8]) {
   const FloatTag d;
   const hn::Repartition<std::uint64_t, FloatTag> d64;
   FloatVec r[8], t[8];
-  for (std::size_t i = 0; i < 8; ++i) r[i] = hn::LoadU(d, column[i] + k0);
+  for (std::size_t i = 0; i < 8; ++i) r[i] = hn::LoadU(d, line[i] + k0);
   for (std::size_t i = 0; i < 8; i += 2) {
     t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);      // r_i,k r_i+1,k for k = 0, 1 | 4, 5
     t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);  // k = 2, 3 | 6, 7
@@ -82,11 +68,64 @@ void transpose_8x8(const float* const* column, std::size_t k0, float* to, std::s
     r[g + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t[g + 1]), hn::BitCast(d64, t[g + 3])));
   }
   for (std::size_t k = 0; k < 4; ++k) {
-    hn::StoreU(hn::ConcatLowerLower(d, r[4 + k], r[k]), d, to + k * ld);
-    hn::StoreU(hn::ConcatUpperUpper(d, r[4 + k], r[k]), d, to + (k + 4) * ld);
+    out[k] = hn::ConcatLowerLower(d, r[4 + k], r[k]);
+    out[k + 4] = hn::ConcatUpperUpper(d, r[4 + k], r[k]);
   }
 }
+
+// Depths [0, k_end) of one full strip of kMr rows of A (k_end: the largest multiple of 8 <= kc
+// for a row-major A, kc for a transposed view), 8 floats per store in ascending k: each store
+// spills 8 - kMr floats into the next depth's slot, which the next store overwrites; the last
+// spills past the strip (into the next strip, written later, or the buffer's kPackASlack).
+// `overread`: a transposed view may load the 8 - kMr elements after the strip's rows (they
+// exist: the strip is not A's last).
+std::size_t pack_a_strip(const StridedMatrix& a, const float* first, std::size_t kc, bool overread, float* strip) {
+  const FloatTag d;
+  if (a.col_stride == 1) {  // row-major A (x, dpre): 8 x 8 transposes of the strip's rows
+    const float* line[8];
+    for (std::size_t i = 0; i < 8; ++i) line[i] = first + static_cast<std::int64_t>(std::min(i, kMr - 1)) * a.row_stride;
+    std::size_t k0 = 0;
+    for (; k0 + 8 <= kc; k0 += 8) {
+      FloatVec out[8];
+      transpose_8x8(line, k0, out);
+      for (std::size_t k = 0; k < 8; ++k) hn::StoreU(out[k], d, strip + (k0 + k) * kMr);
+    }
+    return k0;
+  }
+  if (a.row_stride == 1 && overread) {  // A = dpre^T: each depth's kMr rows are contiguous
+    for (std::size_t k = 0; k < kc; ++k) {
+      hn::StoreU(hn::LoadU(d, first + static_cast<std::int64_t>(k) * a.col_stride), d, strip + k * kMr);
+    }
+    return kc;
+  }
+  return 0;
+}
 #endif
+
+// dst: strips of kMr rows of A[i0 .. i0 + mc) x [p0 .. p0 + kc): strip s holds, for each k,
+// kMr consecutive floats (rows past mc are zero). A has m rows; dst has kPackASlack floats
+// beyond the strips.
+void pack_a(const StridedMatrix& a, std::size_t m, std::size_t i0, std::size_t mc, std::size_t p0, std::size_t kc,
+            float* dst) {
+  for (std::size_t s = 0; s < mc; s += kMr) {
+    const std::size_t rows = std::min(kMr, mc - s);
+    float* strip = dst + s * kc;
+    const float* first = a.data + static_cast<std::int64_t>(p0) * a.col_stride +
+                         static_cast<std::int64_t>(i0 + s) * a.row_stride;
+    std::size_t k0 = 0;
+#if HWY_TARGET == HWY_AVX2
+    if (rows == kMr) k0 = pack_a_strip(a, first, kc, i0 + s + 8 <= m, strip);
+#else
+    (void)m;
+#endif
+    for (std::size_t k = k0; k < kc; ++k) {
+      const float* src = first + static_cast<std::int64_t>(k) * a.col_stride;
+      float* to = strip + k * kMr;
+      for (std::size_t r = 0; r < rows; ++r) to[r] = src[static_cast<std::int64_t>(r) * a.row_stride];
+      for (std::size_t r = rows; r < kMr; ++r) to[r] = 0.0f;
+    }
+  }
+}
 
 // Depths [k0, kc) of the strip's nr columns (unit row stride), one float at a time.
 void pack_columns(const float* const* column, std::size_t k0, std::size_t kc, std::size_t nr, float* strip) {
@@ -118,8 +157,13 @@ void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t 
       }
       std::size_t k0 = 0;
 #if HWY_TARGET == HWY_AVX2
+      const FloatTag d;
       for (; k0 + 8 <= kc; k0 += 8) {
-        for (std::size_t c = 0; c < nr; c += 8) transpose_8x8(column + c, k0, strip + k0 * nr + c, nr);
+        for (std::size_t c = 0; c < nr; c += 8) {
+          FloatVec out[8];
+          transpose_8x8(column + c, k0, out);
+          for (std::size_t k = 0; k < 8; ++k) hn::StoreU(out[k], d, strip + (k0 + k) * nr + c);
+        }
       }
 #endif
       pack_columns(column, k0, kc, nr, strip);
@@ -221,7 +265,7 @@ void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_
       pack_b(g.b, pc, kc, jc, nc, nr, b_pack);
       for (std::size_t ic = m0; ic < m1; ic += kMc) {
         const std::size_t mc = std::min(kMc, m1 - ic);
-        pack_a(g.a, ic, mc, pc, kc, a_pack);
+        pack_a(g.a, g.m, ic, mc, pc, kc, a_pack);
         for (std::size_t jr = 0; jr < nc; jr += nr) {
           for (std::size_t ir = 0; ir < mc; ir += kMr) {
             const std::size_t row = ic + ir, col = jc + jr;
@@ -251,7 +295,7 @@ void gemm_kernel(const GemmProblem& g, ThreadPool& pool, Workspace& workspace) {
     const std::size_t hi = std::min(extent, units * (t + 1) / tasks * unit);
     if (lo >= hi) return;
     const int worker = task % pool.threads();
-    float* a_pack = workspace.floats(worker, Slot::gemm_a, kMc * kKc);
+    float* a_pack = workspace.floats(worker, Slot::gemm_a, kMc * kKc + kPackASlack);
     float* b_pack = workspace.floats(worker, Slot::gemm_b, kKc * kNc);
     with_activation(g.epilogue.act, [&]<Activation kAct>() {
       if (split_rows) {
