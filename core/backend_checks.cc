@@ -1,5 +1,7 @@
 #include "core/backend_checks.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +51,47 @@ AttentionDims attention_dims(std::string_view op, DType dtype, Device device, co
   expect(op, "v", v, {d.batch, d.tk, heads * d.dv}, dtype, device);
   expect_optional(op, "key_padding", key_padding, {d.batch, d.tk}, DType::i32, device);
   return d;
+}
+
+EmbeddingDims embedding_dims(std::string_view op, DType dtype, Device device, const Tensor& ids,
+                             std::string_view table_name, const Tensor& table, std::string_view rows_name,
+                             const Tensor& rows, std::string_view positions_name, const Tensor* positions,
+                             Positional pos, std::int64_t offset) {
+  expect_rank(op, "ids", ids, 2);
+  expect_rank(op, table_name, table, 2);
+  const EmbeddingDims dims{ids.dim(0), ids.dim(1), table.dim(0), table.dim(1)};
+  expect(op, "ids", ids, {dims.batch, dims.time}, DType::i32, device);
+  expect(op, table_name, table, {dims.vocab, dims.d}, dtype, device);
+  expect(op, rows_name, rows, {dims.batch, dims.time, dims.d}, dtype, device);
+  // The positions table is given exactly when positions are learned: anything else is wiring.
+  if (pos == Positional::learned) {
+    require(positions != nullptr, op, std::string(positions_name) + " is required for learned positions");
+    expect_rank(op, positions_name, *positions, 2);
+    expect(op, positions_name, *positions, {positions->dim(0), dims.d}, dtype, device);
+  } else {
+    require(positions == nullptr, op, std::string(positions_name) + " is only for learned positions");
+  }
+  if (offset < 0) {
+    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
+  }
+  return dims;
+}
+
+void embedding_values(std::string_view op, const std::int32_t* ids, const EmbeddingDims& dims,
+                      std::string_view positions_name, const Tensor* positions, std::int64_t offset) {
+  for (std::int64_t i = 0; i < dims.batch * dims.time; ++i) {
+    if (ids[i] < 0 || ids[i] >= dims.vocab) {
+      throw std::out_of_range(std::string(op) + ": ids[" + std::to_string(i / dims.time) + ", " +
+                              std::to_string(i % dims.time) + "] = " + std::to_string(ids[i]) + " is outside [0, " +
+                              std::to_string(dims.vocab) + ")");
+    }
+  }
+  if (positions == nullptr || dims.batch * dims.time == 0) return;
+  const std::int64_t max_len = positions->dim(0);
+  if (offset + dims.time > max_len) {
+    throw std::out_of_range(std::string(op) + ": position " + std::to_string(std::max(offset, max_len)) +
+                            " is outside [0, " + std::to_string(max_len) + ") of " + std::string(positions_name));
+  }
 }
 
 }  // namespace trepro::checks

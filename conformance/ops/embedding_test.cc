@@ -200,7 +200,10 @@ TEST_P(EmbeddingTest, RejectsOutOfRangeIdsAndPositions) {
       ThrowsMessage<std::out_of_range>(HasSubstr("embedding_backward: ids[1, 0] = 7 is outside [0, 6)")));
   EXPECT_THAT([&] { b.embedding_backward(ids, dout, 1.0, Positional::learned, 10, dtable, &dpos_table); },
               ThrowsMessage<std::out_of_range>(
-                  HasSubstr("embedding_backward: position 12 is outside [0, 12) of pos_table")));
+                  HasSubstr("embedding_backward: position 12 is outside [0, 12) of dpos_table")));
+  // Every backend checks all ids and positions before accumulating anything.
+  EXPECT_EQ(b.sum_squares(dtable), 0.0);
+  EXPECT_EQ(b.sum_squares(dpos_table), 0.0);
 }
 
 TEST_P(EmbeddingTest, RejectsBadShapesNamingTheTensor) {

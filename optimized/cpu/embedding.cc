@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/backend_checks.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/ops.h"
-#include "reference/embedding.h"  // the argument checks only, so both backends reject alike
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/embedding.cc"
@@ -50,19 +50,6 @@ HWY_EXPORT(accumulate_row);
 
 namespace {
 
-namespace detail = reference::embedding_detail;
-
-// Checks every id (and, when learned, every position) up front: nothing is written on error.
-void check_ids_and_positions(const char* op, const Tensor& ids, std::int64_t vocab, Positional pos,
-                             const Tensor* table_of_positions, std::int64_t offset) {
-  for (std::int64_t b = 0; b < ids.dim(0); ++b) {
-    for (std::int64_t t = 0; t < ids.dim(1); ++t) detail::checked_id(op, ids, b, t, vocab);
-  }
-  if (pos == Positional::learned && ids.dim(1) > 0) {
-    detail::check_position(op, offset + ids.dim(1) - 1, table_of_positions->dim(0));
-  }
-}
-
 // PE(offset + t) for t < time, [time, d], exactly the reference's sinusoidal_position values.
 void sinusoidal_rows(const CpuContext& ctx, std::int64_t offset, std::int64_t time, std::int64_t d, float* rows) {
   ctx.pool.parallel_for(0, time, std::max<std::int64_t>(1, 512 / std::max<std::int64_t>(d, 1)),
@@ -84,19 +71,10 @@ void sinusoidal_rows(const CpuContext& ctx, std::int64_t offset, std::int64_t ti
 void embedding_forward(const CpuContext& ctx, const Tensor& ids, const Tensor& table, double scale, Positional pos,
                        const Tensor* pos_table, std::int64_t offset, Tensor& out) {
   constexpr const char* op = "embedding_forward";
-  checks::expect_rank(op, "ids", ids, 2);
-  checks::expect_rank(op, "table", table, 2);
-  const std::int64_t batch = ids.dim(0), time = ids.dim(1), vocab = table.dim(0), d = table.dim(1);
-  checks::expect(op, "ids", ids, {batch, time}, DType::i32, Device::cpu);
-  checks::expect(op, "table", table, {vocab, d}, DType::f32, Device::cpu);
-  detail::check_pos_table(op, "pos_table", pos_table, pos);
-  if (pos_table != nullptr) {
-    checks::expect_rank(op, "pos_table", *pos_table, 2);
-    checks::expect(op, "pos_table", *pos_table, {pos_table->dim(0), d}, DType::f32, Device::cpu);
-  }
-  checks::expect(op, "out", out, {batch, time, d}, DType::f32, Device::cpu);
-  detail::check_offset(op, offset);
-  check_ids_and_positions(op, ids, vocab, pos, pos_table, offset);
+  const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cpu, ids, "table", table, "out", out,
+                                                            "pos_table", pos_table, pos, offset);
+  checks::embedding_values(op, ids.data<std::int32_t>(), dims, "pos_table", pos_table, offset);
+  const auto [batch, time, vocab, d] = dims;
 
   const float* positions = nullptr;  // row t at positions + t * d
   if (pos == Positional::sinusoidal) {
@@ -121,19 +99,10 @@ void embedding_forward(const CpuContext& ctx, const Tensor& ids, const Tensor& t
 void embedding_backward(const CpuContext& ctx, const Tensor& ids, const Tensor& dout, double scale, Positional pos,
                         std::int64_t offset, Tensor& dtable, Tensor* dpos_table) {
   constexpr const char* op = "embedding_backward";
-  checks::expect_rank(op, "ids", ids, 2);
-  checks::expect_rank(op, "dtable", dtable, 2);
-  const std::int64_t batch = ids.dim(0), time = ids.dim(1), vocab = dtable.dim(0), d = dtable.dim(1);
-  checks::expect(op, "ids", ids, {batch, time}, DType::i32, Device::cpu);
-  checks::expect(op, "dtable", dtable, {vocab, d}, DType::f32, Device::cpu);
-  checks::expect(op, "dout", dout, {batch, time, d}, DType::f32, Device::cpu);
-  detail::check_pos_table(op, "dpos_table", dpos_table, pos);
-  if (dpos_table != nullptr) {
-    checks::expect_rank(op, "dpos_table", *dpos_table, 2);
-    checks::expect(op, "dpos_table", *dpos_table, {dpos_table->dim(0), d}, DType::f32, Device::cpu);
-  }
-  detail::check_offset(op, offset);
-  check_ids_and_positions(op, ids, vocab, pos, dpos_table, offset);
+  const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cpu, ids, "dtable", dtable, "dout",
+                                                            dout, "dpos_table", dpos_table, pos, offset);
+  checks::embedding_values(op, ids.data<std::int32_t>(), dims, "dpos_table", dpos_table, offset);
+  const auto [batch, time, vocab, d] = dims;
 
   const auto kernel = for_target(HWY_DISPATCH_TABLE(accumulate_row), ctx.target);
   const std::int32_t* id = ids.data<std::int32_t>();

@@ -4,9 +4,8 @@
 // run of equal ids sums that run's rows in order into dtable.
 #include <cub/device/device_radix_sort.cuh>
 
-#include <algorithm>
-#include <stdexcept>
-#include <string>
+#include <cstddef>
+#include <cstdint>
 
 #include "core/backend_checks.h"
 #include "optimized/cuda/cuda_backend_impl.h"
@@ -70,57 +69,15 @@ struct Iota {
   __device__ void operator()(std::int64_t i) const { values[i] = static_cast<std::int32_t>(i); }
 };
 
-void check_ids(const char* op, const std::vector<std::int32_t>& ids, std::int64_t time, std::int64_t vocab) {
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= vocab) {
-      const auto b = static_cast<std::int64_t>(i) / time, t = static_cast<std::int64_t>(i) % time;
-      throw std::out_of_range(std::string(op) + ": ids[" + std::to_string(b) + ", " + std::to_string(t) + "] = " +
-                              std::to_string(ids[i]) + " is outside [0, " + std::to_string(vocab) + ")");
-    }
-  }
-}
-
-void check_positions(const char* op, const char* name, const Tensor* pos_table, Positional pos, std::int64_t offset,
-                     std::int64_t time, std::int64_t d) {
-  if (pos == Positional::learned) {
-    checks::require(pos_table != nullptr, op, std::string(name) + " is required for learned positions");
-    checks::expect_rank(op, name, *pos_table, 2);
-    checks::expect(op, name, *pos_table, {pos_table->dim(0), d}, DType::f32, Device::cuda);
-  } else {
-    checks::require(pos_table == nullptr, op, std::string(name) + " is only for learned positions");
-  }
-  if (offset < 0) {
-    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
-  }
-  if (pos_table && time > 0 && offset + time - 1 >= pos_table->dim(0)) {
-    throw std::out_of_range(std::string(op) + ": position " + std::to_string(std::max(offset, pos_table->dim(0))) +
-                            " is outside [0, " + std::to_string(pos_table->dim(0)) + ") of pos_table");
-  }
-}
-
 }  // namespace
 
 void CudaBackend::embedding_forward(const Tensor& ids, const Tensor& table, double scale, Positional pos,
                                     const Tensor* pos_table, std::int64_t offset, Tensor& out) {
   constexpr const char* op = "embedding_forward";
-  checks::expect_rank(op, "ids", ids, 2);
-  checks::expect_rank(op, "table", table, 2);
-  const std::int64_t batch = ids.dim(0), time = ids.dim(1), vocab = table.dim(0), d = table.dim(1);
-  checks::expect(op, "ids", ids, {batch, time}, DType::i32, Device::cuda);
-  checks::expect(op, "table", table, {vocab, d}, DType::f32, Device::cuda);
-  checks::require(pos != Positional::learned || pos_table != nullptr, op, "pos_table is required for learned positions");
-  checks::require(pos == Positional::learned || pos_table == nullptr, op, "pos_table is only for learned positions");
-  if (pos_table) {
-    checks::expect_rank(op, "pos_table", *pos_table, 2);
-    checks::expect(op, "pos_table", *pos_table, {pos_table->dim(0), d}, DType::f32, Device::cuda);
-  }
-  checks::expect(op, "out", out, {batch, time, d}, DType::f32, Device::cuda);
-  // Ids first, then positions, in the reference's (b, t) order of discovery.
-  if (offset < 0) {
-    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
-  }
-  check_ids(op, download_indices(ids, op), time, vocab);
-  check_positions(op, "pos_table", pos_table, pos, offset, time, d);
+  const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cuda, ids, "table", table, "out",
+                                                            out, "pos_table", pos_table, pos, offset);
+  checks::embedding_values(op, download_indices(ids, op).data(), dims, "pos_table", pos_table, offset);
+  const auto [batch, time, vocab, d] = dims;
   launch_for_each(batch * time * d,
                   EmbedElement{ids.data<std::int32_t>(), table.data<float>(), pos_table ? pos_table->data<float>() : nullptr,
                                static_cast<float>(scale), pos, time, d, offset, out.data<float>()},
@@ -130,14 +87,10 @@ void CudaBackend::embedding_forward(const Tensor& ids, const Tensor& table, doub
 void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dout, double scale, Positional pos,
                                      std::int64_t offset, Tensor& dtable, Tensor* dpos_table) {
   constexpr const char* op = "embedding_backward";
-  checks::expect_rank(op, "ids", ids, 2);
-  checks::expect_rank(op, "dtable", dtable, 2);
-  const std::int64_t batch = ids.dim(0), time = ids.dim(1), vocab = dtable.dim(0), d = dtable.dim(1);
-  checks::expect(op, "ids", ids, {batch, time}, DType::i32, Device::cuda);
-  checks::expect(op, "dtable", dtable, {vocab, d}, DType::f32, Device::cuda);
-  checks::expect(op, "dout", dout, {batch, time, d}, DType::f32, Device::cuda);
-  check_positions(op, "dpos_table", dpos_table, pos, offset, batch > 0 ? time : 0, d);
-  check_ids(op, download_indices(ids, op), time, vocab);
+  const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cuda, ids, "dtable", dtable,
+                                                            "dout", dout, "dpos_table", dpos_table, pos, offset);
+  checks::embedding_values(op, download_indices(ids, op).data(), dims, "dpos_table", dpos_table, offset);
+  const auto [batch, time, vocab, d] = dims;
   const std::int64_t count = batch * time;
   if (count == 0 || d == 0) return;
 
