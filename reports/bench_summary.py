@@ -99,10 +99,25 @@ def model_goal_rows(runs):
                         key=lambda r: (r["args"]["batch"] * r["args"]["length"], r["args"]["threads"])):
             a = r["args"]
             ratio = r.get("x_libtorch")
+            measured, verdict = "no libtorch peer in this build", "not measured"
+            if ratio is not None:
+                measured, verdict = fmt(ratio), status(ratio >= goal)
+                if "fma_peak_GFLOPs" in r and "GFLOPs" in r:
+                    measured += peak_fractions(r, ratio, goal)
             rows.append([f"{what} >= {goal}x libtorch (batch {a['batch']} x {a['length']})", str(a["threads"]),
-                         fmt(ratio) if ratio is not None else "no libtorch peer in this build",
-                         status(ratio >= goal) if ratio is not None else "not measured"])
+                         measured, verdict])
     return rows
+
+
+def peak_fractions(run, ratio, goal):
+    """Where both runs stand against the measured FMA peak, and what the goal would take: goal x
+    libtorch's GFLOP/s. Above 1, no implementation of these FLOPs can reach the goal here."""
+    theirs = run["GFLOPs"] / ratio / run["fma_peak_GFLOPs"]
+    ours = run["GFLOPs"] / run["fma_peak_GFLOPs"]
+    needed = goal * theirs
+    note = " (beyond the peak)" if needed > 1 else ""
+    return (f"; of the FMA peak: ours {fmt(ours)}, libtorch {fmt(theirs)}, "
+            f"{goal}x libtorch needs {fmt(needed)}{note}")
 
 
 def attention_goal_rows(runs):

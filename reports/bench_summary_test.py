@@ -90,6 +90,20 @@ class BenchSummaryTest(unittest.TestCase):
         forward = self.row(text, "forward >= 1.3x libtorch (batch 8 x 32)")
         self.assertEqual(forward[2:], ["no libtorch peer in this build", "not measured"])
 
+    def test_model_goals_against_the_fma_peak(self):
+        runs = [run("BM_ModelTrainStep/batch:8/length:32/threads:1/min_time:0.500/real_time", 1000.0, GFLOPs=90.0,
+                    fma_peak_GFLOPs=100.0, peak_fraction=0.9, x_libtorch=1.6),
+                run("BM_ModelForward/batch:8/length:32/threads:1/min_time:0.500/real_time", 500.0, GFLOPs=60.0,
+                    fma_peak_GFLOPs=100.0, peak_fraction=0.6, x_libtorch=0.75)]
+        text = self.summary(self.write("model.json", runs))
+        train = self.row(text, "training step >= 1.5x libtorch (batch 8 x 32)")
+        # libtorch: 90 / 1.6 = 56.25 GFLOP/s, 0.56 of the peak; 1.5x that is 0.84.
+        self.assertEqual(train[2:], ["1.60; of the FMA peak: ours 0.90, libtorch 0.56, 1.5x libtorch needs 0.84", "met"])
+        forward = self.row(text, "forward >= 1.3x libtorch (batch 8 x 32)")
+        # libtorch: 60 / 0.75 = 80 GFLOP/s; 1.3x that is 104 > the peak of 100.
+        self.assertEqual(forward[2:], ["0.75; of the FMA peak: ours 0.60, libtorch 0.80, 1.3x libtorch needs "
+                                       "1.04 (beyond the peak)", "not met"])
+
     def test_thread_scaling_and_machine(self):
         text = self.summary(self.write("linear.json", LINEAR), self.write("model.json", MODEL))
         forward = self.row(text, "LinearForward | rows 512, K 512, M 512")
