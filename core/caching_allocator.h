@@ -31,7 +31,7 @@ namespace trepro {
 
 // Bytes actually allocated for a request: at least 512, a multiple of 512 below 1 MiB and of
 // 2 MiB from there on (coarser bins for large blocks keep the cache from fragmenting). Every
-// bin is a multiple of 64, the host alignment.
+// bin is a multiple of kHostAlignment.
 std::size_t allocation_bin_bytes(std::size_t bytes);
 
 // std::bad_alloc with a message: the request and what the cache held when it failed.

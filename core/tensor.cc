@@ -58,10 +58,9 @@ Tensor Tensor::empty(Shape shape, DType dtype) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
-  constexpr std::size_t kAlign = 64;
-  std::size_t bytes = (t.nbytes() + kAlign - 1) / kAlign * kAlign;
-  if (bytes == 0) bytes = kAlign;  // a defined tensor always has storage
-  void* p = std::aligned_alloc(kAlign, bytes);
+  std::size_t bytes = (t.nbytes() + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  if (bytes == 0) bytes = kHostAlignment;  // a defined tensor always has storage
+  void* p = std::aligned_alloc(kHostAlignment, bytes);
   if (!p) throw std::bad_alloc();
   t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
   return t;

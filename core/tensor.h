@@ -5,6 +5,7 @@
 // every op in this project works on contiguous data, which keeps all backends simple.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +17,10 @@ namespace trepro {
 
 using Shape = std::vector<std::int64_t>;
 
+// The alignment of host tensor storage: a cache line, and the widest vector of any SIMD target
+// (AVX-512).
+inline constexpr std::size_t kHostAlignment = 64;
+
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_string(const Shape& shape);  // "[2, 3, 4]"
 
@@ -23,7 +28,7 @@ class Tensor {
  public:
   Tensor() = default;  // undefined: defined() is false
 
-  // Uninitialized host memory, 64-byte aligned.
+  // Uninitialized host memory, kHostAlignment-aligned.
   static Tensor empty(Shape shape, DType dtype);
   static Tensor zeros(Shape shape, DType dtype);
   // Wraps memory owned elsewhere (for example a device allocation); `storage` keeps it alive.

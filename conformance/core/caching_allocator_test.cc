@@ -24,7 +24,10 @@ TEST(CachingAllocator, BinsRoundUp) {
   EXPECT_EQ(allocation_bin_bytes((1u << 20) - 1), 1u << 20);
   EXPECT_EQ(allocation_bin_bytes(1u << 20), 2u << 20);
   EXPECT_EQ(allocation_bin_bytes((2u << 20) + 1), 4u << 20);
-  for (std::size_t bytes : {3u, 700u, 5000u, 3000000u}) EXPECT_GE(allocation_bin_bytes(bytes), bytes);
+  for (std::size_t bytes : {3u, 700u, 5000u, 3000000u}) {
+    EXPECT_GE(allocation_bin_bytes(bytes), bytes);
+    EXPECT_EQ(allocation_bin_bytes(bytes) % kHostAlignment, 0u);  // what aligned_alloc requires
+  }
 }
 
 struct Counting {

@@ -9,15 +9,12 @@
 
 namespace trepro::cpu {
 
-// A cache line, and the widest vector of any target (AVX-512). Every allocation bin is a
-// multiple of it, as aligned_alloc requires.
-constexpr std::size_t kHostAlignment = 64;
-
 CpuBackend::CpuBackend(std::int64_t target, int threads)
     : target_(target), pool_(threads), workspace_(threads),
       context_{target, pool_, workspace_,
                std::make_shared<CachingAllocator>(
                    "cpu backend: host memory",
+                   // Every allocation bin is a multiple of kHostAlignment, as aligned_alloc requires.
                    [](std::size_t bytes) { return std::aligned_alloc(kHostAlignment, bytes); },
                    [](void* block) { std::free(block); })} {}
 
