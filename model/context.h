@@ -1,5 +1,5 @@
 // What one forward pass needs besides its inputs: the backend, whether dropout is on, and the
-// Philox key that makes dropout masks a pure function of (seed, stream, site, element).
+// dropout stream that makes every mask a pure function of (seed, step, micro-batch, site, element).
 #pragma once
 
 #include <cstdint>
@@ -8,14 +8,27 @@
 
 namespace trepro {
 
+// Which masks a training forward draws. Each micro-batch of an optimizer step (train.update_freq,
+// and later the shards of data-parallel ranks) is its own forward and must draw its own masks:
+// the step fills the low 32 bits of the Philox stream and the micro-batch the high 32, which
+// philox_block mixes into the key. Micro-batch 0 gives the stream `step`, so a run with one
+// micro-batch per step draws what it drew before micro-batches had their own masks.
+struct DropoutStream {
+  std::uint64_t seed = 0;
+  std::uint32_t step = 0;         // the optimizer step, from 1
+  std::uint32_t micro_batch = 0;  // the micro-batch's index within its step
+
+  std::uint64_t philox_stream() const { return step | static_cast<std::uint64_t>(micro_batch) << 32; }
+};
+
 struct ForwardContext {
   Backend& backend;
   bool training = false;
-  PhiloxKey dropout_key;  // seed and stream; the site is chosen per dropout (dropout_site)
+  DropoutStream dropout_stream;  // the site is chosen per dropout (dropout_site)
 
   DropoutSpec dropout(double p, std::uint32_t site) const {
     if (!training || p <= 0.0) return {};
-    return {p, {dropout_key.seed, dropout_key.stream, site}};
+    return {p, {dropout_stream.seed, dropout_stream.philox_stream(), site}};
   }
 };
 

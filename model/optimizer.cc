@@ -76,8 +76,8 @@ StepResult Trainer::step(const std::vector<Batch>& batches) {
   double weighted_loss = 0.0;
   for (std::size_t j = 0; j < batches.size(); ++j) {
     const Batch& batch = batches[j];
-    const PhiloxKey dropout_key{t.seed, static_cast<std::uint64_t>(result.step), static_cast<std::uint32_t>(j)};
-    const Tensor logits = model_.forward(batch, true, dropout_key);
+    const DropoutStream dropout{t.seed, static_cast<std::uint32_t>(result.step), static_cast<std::uint32_t>(j)};
+    const Tensor logits = model_.forward(batch, true, dropout);
     const Tensor labels = model_.upload_ids(batch.labels, "labels");
     const Tensor flat_labels = labels.view({labels.numel()});
     Tensor lse = backend.empty({logits.dim(0)}, backend.dtype());

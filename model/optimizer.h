@@ -43,9 +43,9 @@ class Trainer {
  public:
   Trainer(Transformer& model, const Config& config);
 
-  // Zeroes the gradients, runs forward (dropout keyed by (seed, step)), loss, backward and one
-  // Adam update. Throws NonFiniteError naming the step when the loss or a gradient is NaN/Inf,
-  // before the parameters are touched.
+  // Zeroes the gradients, runs forward (dropout keyed by (seed, step, micro-batch 0)), loss,
+  // backward and one Adam update. Throws NonFiniteError naming the step when the loss or a
+  // gradient is NaN/Inf, before the parameters are touched.
   StepResult step(const Batch& batch);
   // Gradient accumulation (train.update_freq): one optimizer step over several batches. The
   // loss is normalised by the total non-pad target tokens N of all of them, so the step equals

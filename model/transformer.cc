@@ -63,8 +63,8 @@ Tensor Transformer::encode(const ForwardContext& ctx, const Tensor& src, const T
   return encoder_norm_ ? encoder_norm_->forward(ctx.backend, x) : x;
 }
 
-Tensor Transformer::forward(const Batch& batch, bool training, PhiloxKey dropout_key) {
-  ForwardContext ctx{backend_, training, dropout_key};
+Tensor Transformer::forward(const Batch& batch, bool training, DropoutStream dropout) {
+  ForwardContext ctx{backend_, training, dropout};
   Tensor src_padding, tgt_padding;
   Tensor y;
   if (config_.architecture != Architecture::decoder_only) {

@@ -40,8 +40,8 @@ class Transformer {
   void initialize(std::uint64_t seed) { params_.initialize(backend_, seed); }
 
   // Logits [B*T, V] (encoder_only: [B*S, V]) on the backend's device. With training, dropout
-  // is on and its masks are keyed by `dropout_key` (seed, stream). Saves what backward needs.
-  Tensor forward(const Batch& batch, bool training = false, PhiloxKey dropout_key = {});
+  // is on and its masks are keyed by `dropout` (seed, step, micro-batch). Saves what backward needs.
+  Tensor forward(const Batch& batch, bool training = false, DropoutStream dropout = {});
   // Label-smoothed cross-entropy of the last forward's logits against batch.labels (mean over
   // non-pad labels); saves what backward() needs.
   double loss(const Tensor& labels, double label_smoothing, SmoothingForm form);

@@ -55,7 +55,7 @@ TEST_P(DropoutTest, TrainingWithZeroRateEqualsEvaluation) {
   model.initialize(kSeed);
   const Batch batch = tiny_batch(config, kSeed);
   const Tensor evaluation = backend().download(model.forward(batch, false));
-  EXPECT_TRUE(same("logits", model.forward(batch, true, PhiloxKey{kSeed, 1, 0}), evaluation, kExact));
+  EXPECT_TRUE(same("logits", model.forward(batch, true, DropoutStream{kSeed, 1, 0}), evaluation, kExact));
 }
 
 TEST_P(DropoutTest, TrainingMasksArePureFunctionsOfTheKey) {
@@ -65,12 +65,27 @@ TEST_P(DropoutTest, TrainingMasksArePureFunctionsOfTheKey) {
   const Batch batch = tiny_batch(config, kSeed);
   const Tolerance different = tolerance(Check::model_vs_reference, backend().dtype(), widest_sum(config));
   const Tensor evaluation = backend().download(model.forward(batch, false));
-  const Tensor first = backend().download(model.forward(batch, true, PhiloxKey{kSeed, 1, 0}));
-  EXPECT_TRUE(same("same key", model.forward(batch, true, PhiloxKey{kSeed, 1, 0}), first, kExact));
-  EXPECT_FALSE(same("another step", model.forward(batch, true, PhiloxKey{kSeed, 2, 0}), first, different));
+  const Tensor first = backend().download(model.forward(batch, true, DropoutStream{kSeed, 1, 0}));
+  EXPECT_TRUE(same("same key", model.forward(batch, true, DropoutStream{kSeed, 1, 0}), first, kExact));
+  EXPECT_FALSE(same("another step", model.forward(batch, true, DropoutStream{kSeed, 2, 0}), first, different));
   EXPECT_FALSE(
-      same("another seed", model.forward(batch, true, PhiloxKey{kSeed + 1, 1, 0}), first, different));
+      same("another seed", model.forward(batch, true, DropoutStream{kSeed + 1, 1, 0}), first, different));
   EXPECT_FALSE(same("training vs evaluation", first, evaluation, different));
+}
+
+// The micro-batches of one step (train.update_freq) each draw their own masks; micro-batch 0
+// draws what the step drew before micro-batches had their own streams.
+TEST_P(DropoutTest, MicroBatchesOfOneStepDrawDifferentMasks) {
+  const ModelConfig config = with_dropout(0.3);
+  Transformer model(config, backend());
+  model.initialize(kSeed);
+  const Batch batch = tiny_batch(config, kSeed);
+  const Tolerance different = tolerance(Check::model_vs_reference, backend().dtype(), widest_sum(config));
+  const Tensor first = backend().download(model.forward(batch, true, DropoutStream{kSeed, 1, 0}));
+  EXPECT_FALSE(same("micro-batch 1", model.forward(batch, true, DropoutStream{kSeed, 1, 1}), first, different));
+  EXPECT_FALSE(same("micro-batch 2 of step 2", model.forward(batch, true, DropoutStream{kSeed, 2, 2}),
+                    backend().download(model.forward(batch, true, DropoutStream{kSeed, 2, 1})), different));
+  EXPECT_EQ((DropoutStream{kSeed, 7, 0}.philox_stream()), 7u);
 }
 
 // Attention-weight dropout alone (a separate, default-off setting) is also keyed and active.
@@ -82,9 +97,9 @@ TEST_P(DropoutTest, AttentionWeightDropoutIsKeyedToo) {
   const Batch batch = tiny_batch(config, kSeed);
   const Tolerance different = tolerance(Check::model_vs_reference, backend().dtype(), widest_sum(config));
   const Tensor evaluation = backend().download(model.forward(batch, false));
-  const Tensor first = backend().download(model.forward(batch, true, PhiloxKey{kSeed, 1, 0}));
-  EXPECT_TRUE(same("same key", model.forward(batch, true, PhiloxKey{kSeed, 1, 0}), first, kExact));
-  EXPECT_FALSE(same("another key", model.forward(batch, true, PhiloxKey{kSeed, 2, 0}), first, different));
+  const Tensor first = backend().download(model.forward(batch, true, DropoutStream{kSeed, 1, 0}));
+  EXPECT_TRUE(same("same key", model.forward(batch, true, DropoutStream{kSeed, 1, 0}), first, kExact));
+  EXPECT_FALSE(same("another key", model.forward(batch, true, DropoutStream{kSeed, 2, 0}), first, different));
   EXPECT_FALSE(same("training vs evaluation", first, evaluation, different));
 }
 

@@ -82,6 +82,43 @@ TEST_P(TrainerTest, SameSeedGivesBitIdenticalLosses) {
   EXPECT_NE(train_losses(backend(), other, kRepeatSteps), first);
 }
 
+// Parameters (host copies) after one optimizer step over `batches`, from the config's seed.
+std::vector<Tensor> parameters_after_one_step(Backend& backend, const Config& config, const std::vector<Batch>& batches) {
+  Transformer model(config.model, backend);
+  model.initialize(config.train.seed);
+  Trainer trainer(model, config);
+  trainer.step(batches);
+  std::vector<Tensor> values;
+  for (const Parameter& p : model.parameters().all()) values.push_back(backend.download(p.value));
+  return values;
+}
+
+bool bit_identical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (std::int64_t e = 0; e < a[i].numel(); ++e) {
+      if (a[i].at(e) != b[i].at(e)) return false;
+    }
+  }
+  return true;
+}
+
+// A step over the same batch twice (update_freq 2, each copy weighted 1/2) equals a step over it
+// once exactly when both copies draw the same dropout masks: halving and adding two equal
+// gradients is exact. Without dropout that is the control; with dropout the micro-batches must
+// draw their own masks, so the two steps must differ.
+TEST_P(TrainerTest, MicroBatchesOfOneStepDrawTheirOwnDropoutMasks) {
+  Config without_dropout = copy_task_config();
+  without_dropout.model.dropout = 0.0;
+  const Batch batch = copy_batch(without_dropout.model);
+  EXPECT_TRUE(bit_identical(parameters_after_one_step(backend(), without_dropout, {batch, batch}),
+                            parameters_after_one_step(backend(), without_dropout, {batch})))
+      << "without dropout, a batch taken twice at half weight must give the step of the batch once";
+  const Config with_dropout = copy_task_config();
+  EXPECT_FALSE(bit_identical(parameters_after_one_step(backend(), with_dropout, {batch, batch}),
+                             parameters_after_one_step(backend(), with_dropout, {batch})))
+      << "the second micro-batch of a step reused the first one's dropout masks";
+}
+
 TR_INSTANTIATE_FOR_ALL_BACKENDS(TrainerTest);
 
 }  // namespace

@@ -2,7 +2,7 @@
 // `forward --weights`, decoding and Parameters::load read), the Adam moments as adam.m.<name>
 // and adam.v.<name> (ignored by loaders of weights), and in __metadata__ the step, the data
 // position, the seed, the best validation loss so far and the config hash. Dropout is keyed by
-// (seed, step, batch), so these are the whole state of a run: resuming from step N continues
+// (seed, step, micro-batch) (model/context.h), so these are the whole state of a run: resuming from step N continues
 // bit-identically to a run never interrupted.
 //
 // Run folder layout: RUN/checkpoints/step_<N>.safetensors, RUN/checkpoints/best.safetensors.
