@@ -7,11 +7,15 @@ INPUT: report.json files of `trepro train` (with `trepro evaluate`'s test result
 summaries of `trepro ablate`, attention files of `trepro attention`, mutation scores of
 conformance/mutation-score, or folders holding them.
 Writes DIR/summary.md and the figures it links: learning curves, learning rate, gradient norm,
-BLEU per run, per ablation the same plus the paper's Table 3 rows next to ours, attention
-heat maps (layers x heads), and the mutation score table (render_mutants.py). Needs matplotlib (Debian's python3-matplotlib, which scripts/setup
-installs); exits 2 with a message naming the file on an input it cannot render.
+BLEU per run; per ablation (schema_version 2: one cell per variant and seed) the mean ± sd over
+seeds per variant, the advantage over the baseline, the claims with their verdicts, the paper's
+Table 3 rows next to our means, the cells' learning curves and a mean ± sd plot; attention
+heat maps (layers x heads), and the mutation score table (render_mutants.py). Needs matplotlib
+(Debian's python3-matplotlib, which scripts/setup installs); exits 2 with a message naming the
+file on an input it cannot render.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -49,7 +53,11 @@ def settings(run):
 
 def varied(runs):
     """The settings whose values differ between the runs, in settings() order."""
-    values = [settings(r) for r in runs]
+    return varied_settings([settings(r) for r in runs])
+
+
+def varied_settings(values):
+    """The keys whose values differ between the settings() dicts given, in settings() order."""
     return [k for k in values[0] if len({repr(v[k]) for v in values}) > 1] if values else []
 
 
@@ -74,40 +82,184 @@ def runs_table(runs):
     return lines
 
 
-def table3(runs):
-    """The paper's Table 3 row next to each run, when the runs vary one Table 3 setting: the row
-    with the same value (the paper's base model for its base value)."""
-    keys = varied(runs)
+def table3(entries, our="run", note="PPL: test, else best validation"):
+    """The paper's Table 3 row next to each entry (name, settings, PPL, BLEU), when the entries
+    vary one Table 3 setting: the row with the same value (the paper's base model for its base
+    value)."""
+    keys = varied_settings([e[1] for e in entries])
     if len(keys) != 1 or keys[0] not in PAPER_BASE_SETTINGS:
         return []
     key = keys[0]
-    ppl = lambda r: r.test_perplexity() or r.best_validation_perplexity()  # noqa: E731
     rows = []
-    for r in runs:
-        value = settings(r)[key]
+    for name, values, ppl, bleu in entries:
+        value = values[key]
         if value == PAPER_BASE_SETTINGS[key]:
             row = (f"base ({key} {value})",) + PAPER_BASE
         elif (key, value) in PAPER_TABLE3:
             row = PAPER_TABLE3[(key, value)]
         else:
             continue
-        rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {r.name} | {fmt(ppl(r))} | {fmt(r.bleu())} |")
+        rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {name} | {fmt(ppl)} | {fmt(bleu)} |")
     if not rows:
         return []
-    return ["| paper row | paper PPL | paper BLEU | our run | our PPL | our BLEU |", "|---|---|---|---|---|---|"] + rows + [
+    return [f"| paper row | paper PPL | paper BLEU | our {our} | our PPL | our BLEU |",
+            "|---|---|---|---|---|---|"] + rows + [
         "", "The paper's numbers are newstest2013 EN-DE with the base model; ours are smaller models on our "
-        "data (PPL: test, else best validation): compare the direction of each change, not the values."]
+        f"data ({note}): compare the direction of each change, not the values."]
 
 
-def figures(runs, out_dir, stem, fmt_, title):
+def variants_table3(variants):
+    """Table 3 next to the variants that have run, with their means over seeds."""
+    entries = []
+    for v in variants:
+        if v.runs():
+            ppl = v.mean("test_perplexity") or v.mean("best_validation_perplexity")
+            entries.append((v.name, settings(v.runs()[0]), ppl, v.mean("test_bleu")))
+    return table3(entries, "variant", "means over seeds; PPL: test, else best validation")
+
+
+# What the metrics of a comparison (vs_baseline, a claim) are called in the tables.
+METRIC_LABELS = {"bleu": "sacreBLEU", "bleu_tok_lc": "tok-lc BLEU", "test_perplexity": "test PPL",
+                 "validation_perplexity": "best val PPL"}
+
+
+def cell(text):
+    """Text for a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def format_set(overrides):
+    """A variant's overrides: dotted path=value, in the spec's order."""
+    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in overrides.items())
+
+
+def mean_sd(variant, metric):
+    """mean ± sd of a metric over the variant's seeds (the value alone for one seed; n when
+    fewer seeds have it than have run)."""
+    stat = variant.statistics.get(metric)
+    if not stat:
+        return ""
+    text = f"{stat['mean']:.2f} ± {stat['sd']:.2f}" if stat["n"] > 1 else f"{stat['mean']:.2f}"
+    return text + (f" (n={stat['n']})" if stat["n"] != len(variant.runs()) else "")
+
+
+def advantage(entry):
+    """A comparison's pooled advantage with its interval: "+1.23 [+0.45, +2.01]"."""
+    if entry.get("advantage") is None:
+        return ""
+    text = f"{entry['advantage']:+.2f}"
+    if entry.get("interval"):
+        low, high = entry["interval"]
+        text += f" [{low:+.2f}, {high:+.2f}]"
+    return text
+
+
+def verdict(entry, seeds):
+    """The verdict; a pending one says how many seeds it has."""
+    if entry["verdict"] == "pending":
+        return f"pending ({len(entry['per_seed'])} of {len(seeds)} seeds)"
+    return entry["verdict"]
+
+
+def p_value(entry):
+    return "" if entry.get("p_value") is None else f"{entry['p_value']:.3f}"
+
+
+def confidence(ablation):
+    value = ablation.bootstrap.get("confidence", 0.95)
+    return f"{100 * value:g}%" if isinstance(value, (int, float)) else "95%"
+
+
+def ablation_table(ablation):
+    """Per variant: its settings, seeds run / planned, mean ± sd of each metric over seeds and its
+    advantage over the baseline."""
+    compared = [v.vs_baseline for v in ablation.variants if v.vs_baseline]
+    header = "| variant | settings | seeds run | best val PPL | test PPL | sacreBLEU | tok-lc BLEU |"
+    rule = "|---|---|---|---|---|---|---|"
+    if ablation.baseline:
+        metrics = sorted({c["metric"] for c in compared})
+        label = METRIC_LABELS.get(metrics[0], metrics[0]) if len(metrics) == 1 else "advantage"
+        header += f" {label} vs {ablation.baseline} [{confidence(ablation)} interval] | p | verdict |"
+        rule += "---|---|---|"
+    lines = [header, rule]
+    for v in ablation.variants:
+        line = (f"| {cell(v.name)} | {cell(format_set(v.set))} | {len(v.runs())}/{len(v.cells)} | "
+                f"{mean_sd(v, 'best_validation_perplexity')} | {mean_sd(v, 'test_perplexity')} | "
+                f"{mean_sd(v, 'test_bleu')} | {mean_sd(v, 'test_bleu_tok_lc')} |")
+        if ablation.baseline:
+            if v.name == ablation.baseline:
+                line += " (baseline) | | |"
+            elif v.vs_baseline:
+                line += f" {advantage(v.vs_baseline)} | {p_value(v.vs_baseline)} | " \
+                        f"{verdict(v.vs_baseline, ablation.seeds)} |"
+            else:
+                line += " | | |"
+        lines.append(line)
+    note = "Means ± sample standard deviations over the seeds run (the value alone for one seed)."
+    if ablation.baseline:
+        note += (" The advantage over the baseline is the variant's score minus the baseline's (perplexity: the "
+                 "baseline's minus the variant's), positive where the variant is better; " + bootstrap_note(ablation))
+    return lines + ["", note]
+
+
+def bootstrap_note(ablation):
+    b = ablation.bootstrap
+    return (f"sacreBLEU's by paired bootstrap over the test sentences ({b.get('resamples', '?')} resamples, seed "
+            f"{b.get('seed', '?')}), pooled over seeds; other metrics by a t interval over seeds.")
+
+
+def claims_table(ablation):
+    """Per claim of the spec: its metric, the advantage per seed and pooled, and the verdict."""
+    lines = [f"| claim | better | worse | metric | per seed | advantage [{confidence(ablation)} interval] | method "
+             "| p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for c in ablation.claims:
+        seen = {s["seed"] for s in c["per_seed"]}
+        per_seed = [f"seed {s['seed']}: {s['advantage']:+.2f}" for s in c["per_seed"]]
+        per_seed += [f"seed {s}: none yet" for s in ablation.seeds if s not in seen]
+        lines.append(f"| {cell(c['claim'])} | {cell(c['better'])} | {cell(c['worse'])} | "
+                     f"{METRIC_LABELS.get(c['metric'], c['metric'])} | {', '.join(per_seed)} | {advantage(c)} | "
+                     f"{cell(c.get('method', ''))} | {p_value(c)} | {verdict(c, ablation.seeds)} |")
+    return lines + ["", "Advantage: how much `better` beats `worse` (BLEU points, or perplexity lowered), positive "
+                    "in the claimed direction. Reproduced: positive in every seed and the interval above 0; "
+                    "contradicted: negative in every seed and the interval below 0; inconclusive otherwise; "
+                    "pending while a seed has not run."]
+
+
+def figures(runs, out_dir, stem, fmt_, title=None, ablation=None):
+    """Learning curves, learning rate and gradient norm of every run; then BLEU per run, or for an
+    ablation the mean ± sd over seeds per variant."""
     import render_plots as plots
     made = [plots.learning_curves(runs, out_dir, f"{stem}_learning_curves", fmt_),
             plots.step_series(runs, "learning_rate", "learning rate", "Learning rate", out_dir,
                               f"{stem}_learning_rate", fmt_),
             plots.step_series(runs, "grad_norm", "gradient L2 norm (before clipping)", "Gradient norm", out_dir,
                               f"{stem}_grad_norm", fmt_, log_y=True),
-            plots.bleu_bars(runs, out_dir, f"{stem}_bleu", fmt_, title)]
+            plots.variant_statistics(ablation, out_dir, f"{stem}_variants", fmt_) if ablation
+            else plots.bleu_bars(runs, out_dir, f"{stem}_bleu", fmt_, title)]
     return [line for name in made if name for line in (f"![{name}]({name})", "")]
+
+
+def variant_lines(ablation):
+    """One line per variant: the setting(s) the variants vary and its value, and the cells not
+    run yet (or not finished)."""
+    keys = varied(ablation.runs())
+    lines = []
+    for v in ablation.variants:
+        runs = v.runs()
+        if not runs:
+            lines.append(f"- {v.name}: not run yet ({format_set(v.set) or 'the base'}, "
+                         f"seed{'s' if len(v.cells) > 1 else ''} {', '.join(str(c.seed) for c in v.cells)})")
+            continue
+        text = f"- {v.name}: " + (", ".join(f"{k} {settings(runs[0])[k]}" for k in keys) or format_set(v.set))
+        text += f"; {len(runs)} of {len(v.cells)} seeds run"
+        missing = [str(c.seed) for c in v.not_run()]
+        if missing:
+            text += f" (not run yet: seed{'s' if len(missing) > 1 else ''} {', '.join(missing)})"
+        unfinished = [f"seed {c.seed} {c.status}" for c in v.cells if c.run and c.status != "finished"]
+        if unfinished:
+            text += "; " + ", ".join(unfinished)
+        lines.append(text)
+    return lines
 
 
 def render(inputs, out_dir, fmt_):
@@ -120,16 +272,20 @@ def render(inputs, out_dir, fmt_):
     if runs:
         md += ["## Runs", ""] + runs_table(runs) + [""] + figures(runs, out_dir, "runs", fmt_, "BLEU per run") + [""]
     for i, ablation in enumerate(ablations):
-        md += [f"## Ablation: {ablation.name}", "", ablation.description, ""]
-        keys = varied(ablation.runs)
-        md += [f"- {r.name}: " + ", ".join(f"{k} {settings(r)[k]}" for k in keys) for r in ablation.runs]
-        md += [f"- {name}: not run yet" for name in ablation.not_run] + [""]
-        if ablation.runs:
-            md += runs_table(ablation.runs) + [""]
-            paper = table3(ablation.runs)
+        md += [f"## Ablation: {ablation.name}", "", ablation.description, "",
+               "Seeds: " + ", ".join(str(s) for s in ablation.seeds)
+               + (f"; baseline: {ablation.baseline}" if ablation.baseline else ""), ""]
+        md += variant_lines(ablation) + [""]
+        md += ablation_table(ablation) + [""]
+        if ablation.claims:
+            md += ["### Claims", ""] + claims_table(ablation) + [""]
+        runs = ablation.runs()
+        if runs:
+            paper = variants_table3(ablation.variants)
             if paper:
                 md += ["### The paper's Table 3 next to ours", ""] + paper + [""]
-            md += figures(ablation.runs, out_dir, f"ablation{i}", fmt_, f"BLEU per variant: {ablation.name}")
+            md += ["### Cells", ""] + runs_table(runs) + [""]
+            md += figures(runs, out_dir, f"ablation{i}", fmt_, ablation=ablation)
     for i, attention in enumerate(attentions):
         md += [f"## Attention: {attention.name}", "", "source: " + " ".join(attention.source),
                "", "target: " + " ".join(attention.target), ""]

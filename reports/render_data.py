@@ -1,5 +1,6 @@
 """What reports/render.py reads: run reports (report.json of `trepro train`, with the test
-results `trepro evaluate` adds), ablation summaries, and attention files (`trepro attention`).
+results `trepro evaluate` adds), ablation summaries (summary.json of `trepro ablate`,
+schema_version 2: one cell per variant and seed), and attention files (`trepro attention`).
 
 Every field is read through the accessors here, so that a report missing a part (a run still
 going, one never evaluated) renders with blanks instead of failing, while a file that is not a
@@ -7,6 +8,7 @@ report at all is an error naming it.
 """
 import json
 import os
+import re
 
 
 class InputError(Exception):
@@ -40,7 +42,8 @@ class Run:
             raise InputError(f"{path}: not a run report (expected an object with kind \"train\" and a config)")
         self.path = path
         self.data = data
-        self.name = name or os.path.basename(os.path.dirname(os.path.abspath(path))) or path
+        self.name = name or _run_name(path)
+        self.group, self.seed = None, None  # an ablation cell's variant and seed
 
     def model(self, key, default=None):
         return get(self.data, "config", "model", key, default=default)
@@ -82,32 +85,147 @@ class Run:
         return _number(get(self.data, "timings", "target_tokens_per_second"))
 
 
+def _run_name(path):
+    """The report's folder: runs/<name>/report.json -> name; an ablation cell's
+    <variant>/seed_<S>/report.json -> "<variant> seed <S>"."""
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(folder)
+    match = re.fullmatch(r"seed_([0-9]+)", base)
+    if match and os.path.basename(os.path.dirname(folder)):
+        return f"{os.path.basename(os.path.dirname(folder))} seed {match.group(1)}"
+    return base or path
+
+
 def _number(value):
     """A JSON number as float; None for anything else (missing, null, a string)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+class Cell:
+    """One (variant, seed) cell of an ablation: its entry in the summary and, once it has run,
+    its run report (named "<variant> seed <S>")."""
+
+    def __init__(self, variant, entry, run):
+        self.variant = variant
+        self.seed = entry["seed"]
+        self.status = entry.get("status")
+        self.entry = entry
+        self.run = run
+
+
+class Variant:
+    """One variant of an ablation: its overrides, its cells (one per seed), the statistics of its
+    metrics over seeds and its comparison with the baseline (reports/ablation_schema.json)."""
+
+    def __init__(self, name, set_, cells, statistics, vs_baseline):
+        self.name = name
+        self.set = set_
+        self.cells = cells
+        self.statistics = statistics
+        self.vs_baseline = vs_baseline
+
+    def runs(self):
+        return [c.run for c in self.cells if c.run is not None]
+
+    def not_run(self):
+        return [c for c in self.cells if c.run is None]
+
+    def mean(self, metric):
+        """The mean over seeds of a metric of the cells (best_validation_perplexity,
+        test_perplexity, test_bleu, test_bleu_tok_lc), or None."""
+        entry = self.statistics.get(metric)
+        return entry["mean"] if entry else None
+
+
+def _comparison(path, where, entry):
+    """A vs_baseline entry or a claim: metric, per_seed [{seed, advantage}], verdict and the
+    optional advantage, interval, p_value and method, checked for their types."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("verdict"), str) \
+            or not isinstance(entry.get("per_seed"), list):
+        raise InputError(f"{path}: {where}: expected an object with \"per_seed\" and a \"verdict\"")
+    for j, seed in enumerate(entry["per_seed"]):
+        if not isinstance(seed, dict) or _number(seed.get("seed")) is None or _number(seed.get("advantage")) is None:
+            raise InputError(f"{path}: {where}.per_seed[{j}]: expected {{\"seed\", \"advantage\"}} numbers")
+    interval = entry.get("interval")
+    if interval is not None and (not isinstance(interval, list) or len(interval) != 2
+                                 or any(_number(v) is None for v in interval)):
+        raise InputError(f"{path}: {where}.interval: expected [low, high]")
+    for key in ("advantage", "p_value"):
+        if key in entry and _number(entry[key]) is None:
+            raise InputError(f"{path}: {where}.{key}: expected a number")
+    return entry
+
+
 class Ablation:
-    """A summary of `trepro ablate` (reports/ablation_schema.json): its name and description, the
-    runs of its variants (reports relative to the summary) and the variants not run yet."""
+    """A summary of `trepro ablate` (reports/ablation_schema.json, schema_version 2): its name and
+    description, the seeds, its variants with one cell per seed (reports relative to the summary;
+    cells not run yet have none), the baseline, the bootstrap settings and the claims."""
+
+    SCHEMA_VERSION = 2
 
     def __init__(self, path, data):
+        version = data.get("schema_version")
+        if version != self.SCHEMA_VERSION:
+            raise InputError(f"{path}: ablation summary schema_version {version!r}, expected "
+                             f"{self.SCHEMA_VERSION} (one cell per variant and seed, <variant>/seed_<S>/report.json; "
+                             "`trepro ablate SPEC --out DIR` writes it)")
         variants = data.get("variants")
         if not isinstance(variants, list) or not variants:
             raise InputError(f"{path}: an ablation summary needs a non-empty \"variants\" list")
         self.path = path
         self.name = data.get("name") or os.path.splitext(os.path.basename(path))[0]
         self.description = data.get("description", "")
-        self.runs, self.not_run = [], []
-        for i, variant in enumerate(variants):
-            if not isinstance(variant, dict) or not isinstance(variant.get("name"), str) \
-                    or not isinstance(variant.get("report"), str):
-                raise InputError(f"{path}: variants[{i}]: expected an object with a \"name\" and a \"report\" path")
-            report_path = os.path.join(os.path.dirname(path), variant["report"])
-            if variant.get("status") == "not_run" or not os.path.exists(report_path):
-                self.not_run.append(variant["name"])
-            else:
-                self.runs.append(Run(report_path, load_json(report_path), variant["name"]))
+        seeds = data.get("seeds")
+        if not isinstance(seeds, list) or not seeds or any(_number(s) is None for s in seeds):
+            raise InputError(f"{path}: an ablation summary needs a non-empty \"seeds\" list")
+        self.seeds = seeds
+        self.baseline = data.get("baseline")
+        self.bootstrap = data.get("bootstrap") if isinstance(data.get("bootstrap"), dict) else {}
+        self.variants = [self._variant(path, i, v) for i, v in enumerate(variants)]
+        claims = data.get("claims", [])
+        if not isinstance(claims, list):
+            raise InputError(f"{path}: \"claims\": expected a list")
+        self.claims = [_comparison(path, f"claims[{i}]", c) for i, c in enumerate(claims)]
+        for i, claim in enumerate(self.claims):
+            if not all(isinstance(claim.get(k), str) for k in ("claim", "better", "worse", "metric")):
+                raise InputError(f"{path}: claims[{i}]: expected \"claim\", \"better\", \"worse\" and \"metric\"")
+
+    def runs(self):
+        """The run reports of every cell that has run, variant by variant, seed by seed."""
+        return [r for v in self.variants for r in v.runs()]
+
+    @staticmethod
+    def _variant(path, i, variant):
+        where = f"variants[{i}]"
+        if not isinstance(variant, dict) or not isinstance(variant.get("name"), str) \
+                or not isinstance(variant.get("cells"), list) or not variant["cells"]:
+            raise InputError(f"{path}: {where}: expected an object with a \"name\" and a non-empty \"cells\" list")
+        name = variant["name"]
+        cells = []
+        for j, cell in enumerate(variant["cells"]):
+            if not isinstance(cell, dict) or not isinstance(cell.get("seed"), int) \
+                    or not isinstance(cell.get("report"), str):
+                raise InputError(f"{path}: {where}.cells[{j}]: expected an object with a \"seed\" and a "
+                                 "\"report\" path")
+            report_path = os.path.join(os.path.dirname(path), cell["report"])
+            run = None
+            if cell.get("status") != "not_run" and os.path.exists(report_path):
+                run = Run(report_path, load_json(report_path), f"{name} seed {cell['seed']}")
+                run.group, run.seed = name, cell["seed"]
+            cells.append(Cell(name, cell, run))
+        statistics = variant.get("statistics", {})
+        if not isinstance(statistics, dict):
+            raise InputError(f"{path}: {where}.statistics: expected an object")
+        for metric, entry in statistics.items():
+            if not isinstance(entry, dict) or any(_number(entry.get(k)) is None for k in ("n", "mean", "sd")) \
+                    or not isinstance(entry.get("values", []), list) \
+                    or any(_number(v) is None for v in entry.get("values", [])):
+                raise InputError(f"{path}: {where}.statistics.{metric}: expected n, mean, sd and values (numbers)")
+        vs_baseline = variant.get("vs_baseline")
+        if vs_baseline is not None:
+            vs_baseline = _comparison(path, f"{where}.vs_baseline", vs_baseline)
+        set_ = variant.get("set") if isinstance(variant.get("set"), dict) else {}
+        return Variant(name, set_, cells, statistics, vs_baseline)
 
 
 class Attention:
@@ -177,4 +295,7 @@ def load_inputs(paths):
             raise InputError(f"{path}: unknown kind {kind!r} (expected \"train\", \"ablation\", \"attention\" "
                              "or \"mutation_score\")")
         # A folder also holds configs, the schema and other JSON: not ours to render.
+    # An ablation's cell reports are rendered with the ablation, not again as runs of their own.
+    cells = {os.path.abspath(r.path) for a in ablations for r in a.runs()}
+    runs = [r for r in runs if os.path.abspath(r.path) not in cells]
     return runs, ablations, attentions, mutation_scores

@@ -33,14 +33,31 @@ def _moving_average(values, window):
     return out
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _styles(runs):
+    """(color, marker) per run: one color per run, or, for the cells of an ablation, one color
+    per variant and one validation marker per seed of it."""
+    groups, styles = [], []
+    for i, run in enumerate(runs):
+        if run.group is None:
+            styles.append((f"C{i % 10}", "o"))
+            continue
+        if run.group not in groups:
+            groups.append(run.group)
+        index = sum(1 for r in runs[:i] if r.group == run.group)
+        styles.append((f"C{groups.index(run.group) % 10}", MARKERS[index % len(MARKERS)]))
+    return styles
+
+
 def learning_curves(runs, out_dir, stem, fmt):
     """Training loss (a moving average over ~1/50 of the run) and validation loss per step."""
     drawn = [r for r in runs if r.steps() or r.validation()]
     if not drawn:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    for i, run in enumerate(drawn):
-        color = f"C{i % 10}"
+    for run, (color, marker) in zip(drawn, _styles(drawn)):
         steps = [s for s in run.steps() if isinstance(s.get("loss"), (int, float))]
         if steps:
             window = max(1, len(steps) // 50)
@@ -48,7 +65,7 @@ def learning_curves(runs, out_dir, stem, fmt):
                     lw=1.2, label=f"{run.name} train" + (f" (mean of {window})" if window > 1 else ""))
         val = [v for v in run.validation() if isinstance(v.get("loss"), (int, float))]
         if val:
-            ax.plot([v["step"] for v in val], [v["loss"] for v in val], color=color, ls="--", marker="o", ms=3,
+            ax.plot([v["step"] for v in val], [v["loss"] for v in val], color=color, ls="--", marker=marker, ms=3,
                     label=f"{run.name} validation")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats per target token)")
@@ -64,8 +81,8 @@ def step_series(runs, key, ylabel, title, out_dir, stem, fmt, log_y=False):
     if not drawn:
         return None
     fig, ax = plt.subplots(figsize=(7, 3.2))
-    for i, (run, steps) in enumerate(drawn):
-        ax.plot([s["step"] for s in steps], [s[key] for s in steps], color=f"C{i % 10}", lw=0.9, label=run.name)
+    for (run, steps), (color, _) in zip(drawn, _styles([r for r, _ in drawn])):
+        ax.plot([s["step"] for s in steps], [s[key] for s in steps], color=color, lw=0.9, label=run.name)
     if log_y:
         ax.set_yscale("log")
     ax.set_xlabel("step")
@@ -93,6 +110,36 @@ def bleu_bars(runs, out_dir, stem, fmt, title):
     ax.set_ylabel("BLEU")
     ax.set_title(title)
     ax.legend(fontsize=7, loc="lower right")
+    return _save(fig, out_dir, stem, fmt)
+
+
+def variant_statistics(ablation, out_dir, stem, fmt):
+    """Mean ± sd over seeds per variant (error bars), with each seed's value as a dot, for
+    sacreBLEU and the best validation perplexity."""
+    panels = [("test_bleu", "sacreBLEU (test)"), ("best_validation_perplexity", "best validation perplexity")]
+    panels = [(m, label, [v for v in ablation.variants if v.statistics.get(m)]) for m, label in panels]
+    panels = [p for p in panels if p[2]]
+    if not panels:
+        return None
+    width = max(3.2, 0.8 * max(len(p[2]) for p in panels) + 1.4)
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), 3.4), squeeze=False)
+    for ax, (metric, label, variants) in zip(axes[0], panels):
+        xs = list(range(len(variants)))
+        stats = [v.statistics[metric] for v in variants]
+        ax.errorbar(xs, [s["mean"] for s in stats], yerr=[s["sd"] for s in stats], fmt="o", color="C0", ms=5,
+                    capsize=4, lw=1.2, label="mean ± sd over seeds")
+        for x, s in zip(xs, stats):
+            values = s.get("values") or []
+            ax.plot([x + 0.12] * len(values), values, ls="none", marker=".", color="0.45", ms=5,
+                    label="one seed" if x == 0 else None)
+        for x, s in zip(xs, stats):
+            ax.annotate(f"n={s['n']}", (x, s["mean"]), textcoords="offset points", xytext=(-8, -14), fontsize=6)
+        ax.set_xticks(xs, [v.name for v in variants], rotation=20, ha="right")
+        ax.set_xlim(-0.6, len(variants) - 0.4)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Mean ± sd over seeds per variant: {ablation.name}", fontsize=9)
+    fig.tight_layout()
     return _save(fig, out_dir, stem, fmt)
 
 

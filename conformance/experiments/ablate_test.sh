@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# `trepro ablate`: a two-variant grid over the tiny Multi30K-shaped corpus writes one valid run
-# report per variant and a valid summary; rerunning skips finished variants; --summarize-only
-# picks up BLEU that decoding added to a run report.
+# `trepro ablate` with seeds: a two-variant grid x two seeds over the tiny Multi30K-shaped corpus
+# runs every cell (train, then decode the test split), writes valid run reports and a valid
+# summary with statistics, a baseline comparison and a claim verdict; a sweep killed midway and
+# rerun ends with the same cells as one never interrupted; --jobs 2 and single cells
+# (--variant/--seed, as a job array runs them) give the same cells too; --summarize-only
+# rebuilds the summary.
 # usage: ablate_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
@@ -15,36 +18,95 @@ fail() {
 make_multi30k_fixture
 cat >"$scratch/spec.json" <<JSON
 {"name": "tiny", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},
- "grid": {"model.norm": ["post", "pre"]}}
+ "grid": {"model.norm": ["post", "pre"]}, "seeds": [5, 6], "baseline": "norm=post",
+ "claims": [{"claim": "Pre-LN decodes better", "better": "norm=pre", "worse": "norm=post", "metric": "bleu"},
+            {"claim": "Pre-LN has the lower validation perplexity", "better": "norm=pre", "worse": "norm=post",
+             "metric": "validation_perplexity"}]}
 JSON
-"$trepro" ablate "$scratch/spec.json" --out "$scratch/ablation" >"$scratch/first.log" || fail "ablate failed"
-$validate "$scratch/ablation/norm=post/report.json" "$scratch/ablation/norm=pre/report.json" \
-  "$scratch/ablation/summary.json" || fail "a report does not match its schema"
-"$python" - "$scratch/ablation" <<'PY' || fail "the summary does not reflect the runs"
+cells=("norm=post/seed_5" "norm=pre/seed_5" "norm=post/seed_6" "norm=pre/seed_6")
+
+# The reference sweep, never interrupted.
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/whole" >"$scratch/whole.log" || fail "ablate failed"
+for cell in "${cells[@]}"; do $validate "$scratch/whole/$cell/report.json" || fail "$cell: report schema"; done
+$validate "$scratch/whole/summary.json" || fail "the summary does not match its schema"
+"$python" - "$scratch/whole" <<'PY' || fail "the summary does not reflect the cells"
 import json, sys
 folder = sys.argv[1]
 summary = json.load(open(f"{folder}/summary.json"))
+assert summary["seeds"] == [5, 6] and summary["baseline"] == "norm=post", summary
 names = [v["name"] for v in summary["variants"]]
 assert names == ["norm=post", "norm=pre"], names
 for v in summary["variants"]:
-    report = json.load(open(f"{folder}/{v['report']}"))
-    assert v["status"] == "finished", v
-    assert report["config"]["model"]["norm"] == v["set"]["model.norm"], (v, report["config"]["model"])
-    assert v["config_hash"] == report["config_hash"], v
-    assert v["steps"] == report["steps"][-1]["step"]
+    assert [c["seed"] for c in v["cells"]] == [5, 6], v
+    for c in v["cells"]:
+        report = json.load(open(f"{folder}/{c['report']}"))
+        assert c["status"] == "finished", c
+        assert report["config"]["model"]["norm"] == v["set"]["model.norm"], (v, report["config"]["model"])
+        assert report["config"]["train"]["seed"] == c["seed"], c
+        assert "test_bleu" in c and "hypotheses" in c, c
+        assert len(open(f"{folder}/{c['hypotheses']}").read().splitlines()) == 20, c
+    stats = v["statistics"]["test_bleu"]
+    assert stats["n"] == 2 and stats["values"] == [c["test_bleu"] for c in v["cells"]], stats
+assert "vs_baseline" not in summary["variants"][0]
+vs = summary["variants"][1]["vs_baseline"]
+assert vs["metric"] == "bleu" and len(vs["per_seed"]) == 2 and "p_value" in vs and len(vs["interval"]) == 2, vs
+claims = summary["claims"]
+assert [c["metric"] for c in claims] == ["bleu", "validation_perplexity"], claims
+assert claims[0]["method"].startswith("paired bootstrap") and claims[1]["method"] == "t interval over seeds", claims
+for c in claims:
+    assert c["verdict"] in ("reproduced", "contradicted", "inconclusive"), c
 PY
 
-"$trepro" ablate "$scratch/spec.json" --out "$scratch/ablation" >"$scratch/second.log" || fail "rerun failed"
-[[ $(grep -c "already finished, skipped" "$scratch/second.log") == 2 ]] || fail "a finished variant ran again"
-
-# Decoding adds BLEU to a run report; the summary picks it up.
-"$python" - "$scratch/ablation/norm=pre/report.json" <<'PY'
+# Losses of every cell, to compare sweeps cell by cell.
+losses() {
+  "$python" - "$1" "${cells[@]}" <<'PY'
 import json, sys
-report = json.load(open(sys.argv[1]))
-report["test"].update({"bleu": 12.5, "bleu_signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0"})
-json.dump(report, open(sys.argv[1], "w"))
+for cell in sys.argv[2:]:
+    report = json.load(open(f"{sys.argv[1]}/{cell}/report.json"))
+    print(cell, [s["loss"] for s in report["steps"]], report["test"].get("bleu"))
 PY
-"$trepro" ablate "$scratch/spec.json" --out "$scratch/ablation" --summarize-only >/dev/null || fail "--summarize-only"
-grep -q '"test_bleu": 12.5' "$scratch/ablation/summary.json" || fail "the summary lacks the added BLEU"
-$validate "$scratch/ablation/summary.json" || fail "the summary with BLEU does not match its schema"
+}
+losses "$scratch/whole" >"$scratch/whole.losses"
+
+# A rerun skips every finished cell.
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/whole" >"$scratch/rerun.log" || fail "rerun failed"
+[[ $(grep -c "already finished, skipped" "$scratch/rerun.log") == 4 ]] || fail "a finished cell ran again"
+
+# Killed midway (while the second cell trains), then rerun: the same cells as the whole sweep.
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/killed" >"$scratch/killed.log" &
+pid=$!
+for _ in $(seq 600); do
+  [[ -e "$scratch/killed/norm=pre/seed_5/checkpoints/step_4.safetensors" ]] && break
+  sleep 0.1
+done
+kill -9 "$pid" 2>/dev/null || fail "the sweep ended before it could be killed"
+wait "$pid" 2>/dev/null || true
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/killed" >"$scratch/resumed.log" || fail "the resumed sweep failed"
+grep -q "norm=pre seed 5: resuming" "$scratch/resumed.log" || fail "the killed cell did not resume"
+losses "$scratch/killed" | diff "$scratch/whole.losses" - || fail "a killed and resumed sweep differs from a whole one"
+
+# Two cells at a time, each a child with one thread: the same cells (results do not depend on
+# the thread count).
+TREPRO_THREADS=2 "$trepro" ablate "$scratch/spec.json" --out "$scratch/jobs" --jobs 2 >"$scratch/jobs.log" \
+  || fail "--jobs 2 failed"
+[[ $(grep -c "started (1 threads" "$scratch/jobs.log") == 4 ]] || fail "2 threads were not shared by 2 jobs"
+losses "$scratch/jobs" | diff "$scratch/whole.losses" - || fail "--jobs 2 differs from one cell at a time"
+
+# A job array: each cell alone, then the summary from the finished cells.
+for cell in "${cells[@]}"; do
+  "$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "${cell%/seed_*}" --seed "${cell#*/seed_}" \
+    >>"$scratch/array.log" || fail "cell $cell alone failed"
+done
+[[ ! -e "$scratch/array/summary.json" ]] || fail "a single cell wrote the summary"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --summarize-only >/dev/null || fail "--summarize-only"
+$validate "$scratch/array/summary.json" || fail "the job array's summary does not match its schema"
+losses "$scratch/array" | diff "$scratch/whole.losses" - || fail "the job array's cells differ from the sweep's"
+
+# Errors name what is wrong.
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "norm=mid" --seed 5 2>"$scratch/err.log" \
+  && fail "an unknown variant was accepted"
+grep -q 'no variant is named "norm=mid"' "$scratch/err.log" || fail "the unknown variant is not named"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "norm=pre" --seed 9 2>"$scratch/err.log" \
+  && fail "a seed outside the spec was accepted"
+grep -q "seed 9 is not among the spec's seeds" "$scratch/err.log" || fail "the foreign seed is not named"
 echo "PASS"

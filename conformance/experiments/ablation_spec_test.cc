@@ -98,6 +98,54 @@ TEST(AblationSpec, TheCommittedSpecsLoad) {
   EXPECT_GE(count, 5u);
 }
 
+TEST(AblationSpec, SeedsBaselineAndClaims) {
+  const std::string ok = write_spec(
+      "claims", {{"name", "c"}, {"base", "base.json"}, {"seeds", {3, 1}}, {"baseline", "norm=post"},
+                 {"grid", {{"model.norm", {"post", "pre"}}}},
+                 {"claims", {{{"claim", "Pre-LN is better"}, {"better", "norm=pre"}, {"worse", "norm=post"},
+                              {"metric", "validation_perplexity"}}}}});
+  const AblationSpec spec = load_ablation_spec(ok);
+  EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{3, 1}));
+  EXPECT_EQ(spec.baseline, "norm=post");
+  ASSERT_EQ(spec.claims.size(), 1u);
+  EXPECT_EQ(spec.claims[0].metric, ClaimMetric::validation_perplexity);
+  EXPECT_FALSE(higher_is_better(spec.claims[0].metric));
+  EXPECT_EQ(cell_config(spec.variants[1], 3).train.seed, 3u);
+  EXPECT_EQ(cell_folder("out", "norm=pre", 3), "out/norm=pre/seed_3");
+}
+
+TEST(AblationSpec, SeedsDefaultToTheBaseSeed) {
+  const std::string path = write_spec("no_seeds", {{"name", "n"}, {"base", "base.json"}, {"grid", {{"model.heads", {1, 4}}}}});
+  EXPECT_EQ(load_ablation_spec(path).seeds, (std::vector<std::uint64_t>{Config{}.train.seed}));
+}
+
+TEST(AblationSpec, BadSeedsAndClaimsAreErrorsNamingTheKey) {
+  const json grid = {{"model.norm", {"post", "pre"}}};
+  const auto spec_with = [&](const std::string& name, const std::string& key, const json& value) {
+    return error_of(write_spec(name, {{"name", "n"}, {"base", "base.json"}, {"grid", grid}, {key, value}}));
+  };
+  EXPECT_NE(spec_with("baseline", "baseline", "post").find("spec.json: baseline: no variant is named \"post\""),
+            std::string::npos);
+  EXPECT_NE(spec_with("seeds_empty", "seeds", json::array()).find("spec.json: seeds"), std::string::npos);
+  EXPECT_NE(spec_with("seeds_twice", "seeds", {1, 1}).find("seed 1 is listed twice"), std::string::npos);
+  EXPECT_NE(spec_with("seeds_negative", "seeds", {-1}).find("non-negative integers"), std::string::npos);
+  const json claim = {{"claim", "x"}, {"better", "norm=pre"}, {"worse", "norm=post"}, {"metric", "bleu"}};
+  json unknown_metric = claim;
+  unknown_metric["metric"] = "accuracy";
+  EXPECT_NE(spec_with("claim_metric", "claims", json::array({unknown_metric})).find("claims[0].metric: unknown metric \"accuracy\""),
+            std::string::npos);
+  json unknown_variant = claim;
+  unknown_variant["worse"] = "norm=mid";
+  EXPECT_NE(spec_with("claim_variant", "claims", json::array({unknown_variant})).find("claims[0].worse: no variant is named"),
+            std::string::npos);
+  json same = claim;
+  same["worse"] = "norm=pre";
+  EXPECT_NE(spec_with("claim_same", "claims", json::array({same})).find("name the same variant"), std::string::npos);
+  json extra = claim;
+  extra["p"] = 0.05;
+  EXPECT_NE(spec_with("claim_extra", "claims", json::array({extra})).find("claims[0].p: unknown key"), std::string::npos);
+}
+
 TEST(AblationSummary, FinalTrainingLossAveragesTheLastSteps) {
   const json steps = json::array({{{"loss", 9.0}}, {{"loss", 3.0}}, {{"loss", 1.0}}});
   EXPECT_EQ(final_training_loss(steps, 2), 2.0);

@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """reports/render.py on the committed fixtures (conformance/reports/fixtures/): a run report,
-an ablation over heads as `trepro ablate` lays it out (summary.json, one report per variant,
-one variant not run yet) and an attention file.
+an ablation over heads as `trepro ablate` lays it out (summary.json, schema_version 2, with one
+report per variant and seed, DIR/<variant>/seed_<S>/report.json: two seeds, one variant with a
+seed not run yet, one variant not run at all, a baseline and two claims) and an attention file.
 
-Checks the fixtures follow the report schemas, the Markdown tables carry their numbers, the
-paper's Table 3 rows are matched to the variants by the value of the setting they vary, every linked figure exists and is a valid SVG (or
-PNG), the output is byte-identical when rendered twice, and bad inputs fail with exit 2 and a
-message naming the file. Exit 77 (ctest: skipped) when matplotlib is not importable.
+Checks the fixtures follow the report schemas, the Markdown tables carry their numbers (mean ±
+sd over seeds, the advantage over the baseline, the claims' verdict column), the paper's Table 3
+rows are matched to the variants by the value of the setting they vary, every linked figure
+exists and is a valid SVG (or PNG), the mean ± sd plot draws its error bars, the output is
+byte-identical when rendered twice, and bad inputs (an old schema_version 1 summary among them)
+fail with exit 2 and a message naming the file. Exit 77 (ctest: skipped) when matplotlib is not
+importable.
 """
 import filecmp
+import glob
 import json
 import os
 import re
@@ -46,12 +51,40 @@ def summary_checks(out):
         md = f.read()
     check("| tiny_run | multi30k de-en | 3+3 | 256 | 8 | 512 | post | relu | sinusoidal | 60 | 10.68 | 11.50 | "
           "30.12 | 33.40 | 4320 |" in md, "runs table row of tiny_run")
-    check("| heads1 | multi30k de-en | 3+3 | 256 | 1 |" in md, "ablation table lists the variant heads1")
-    check("- heads4: heads 4" in md, "ablation names the setting each variant varies")
+    check("| heads1 seed 1 | multi30k de-en | 3+3 | 256 | 1 |" in md and "| heads8 seed 2 | multi30k de-en | 3+3 | "
+          "256 | 8 |" in md, "the cells table lists each (variant, seed) that ran")
+    check("| seed_1 |" not in md and md.count("| heads1 seed 1 |") == 1,
+          "cell reports are rendered with their ablation, not again as runs of their own")
+    check("Seeds: 1, 2; baseline: heads8" in md, "the seeds and the baseline are named")
+    check("- heads1: heads 1; 2 of 2 seeds run" in md, "ablation names the setting each variant varies")
+    check("- heads4: heads 4; 1 of 2 seeds run (not run yet: seed 2)" in md, "a cell not run yet is listed as such")
     check("- heads16: not run yet" in md, "a variant not run yet is listed as such")
-    check("| base (heads 8) | 4.92 | 25.8 | heads8 | 11.50 | 30.12 |" in md, "Table 3 base row next to heads8")
-    check("| (A) h 1 | 5.29 | 24.9 | heads1 | 14.25 | 25.50 |" in md, "Table 3 row (A) h 1 next to heads1")
-    check("| (A) h 4 | 5.00 | 25.5 | heads4 | 12.75 | 28.75 |" in md, "Table 3 row (A) h 4 next to heads4")
+    check("| variant | settings | seeds run | best val PPL | test PPL | sacreBLEU | tok-lc BLEU | "
+          "sacreBLEU vs heads8 [95% interval] | p | verdict |" in md, "ablation table header (mean ± sd, vs baseline)")
+    check("| heads1 | model.heads=1 | 2/2 | 11.78 ± 0.19 | 14.05 ± 0.28 | 25.90 ± 0.57 | 28.65 ± 0.57 | "
+          "-3.90 [-5.21, -2.63] | 0.001 | contradicted |" in md, "heads1: mean ± sd over 2 seeds, BLEU vs the baseline")
+    check("| heads4 | model.heads=4 | 1/2 | 11.22 | 12.75 | 28.75 | 31.50 | -1.37 [-2.58, -0.19] | 0.024 | "
+          "pending (1 of 2 seeds) |" in md, "heads4: one seed of two, its comparison pending")
+    check("| heads8 | model.heads=8 | 2/2 | 10.77 ± 0.12 | 11.70 ± 0.28 | 29.80 ± 0.45 | 33.13 ± 0.38 | "
+          "(baseline) | | |" in md, "heads8: the baseline")
+    check("| heads16 | model.heads=16 | 0/2 |  |  |  |  |  |  | pending (0 of 2 seeds) |" in md,
+          "heads16: no cell run, blanks")
+    verdicts = column(md, "### Claims", "verdict")
+    check(verdicts == ["reproduced", "inconclusive"], f"claims table: verdict column {verdicts}")
+    check(column(md, "### Claims", "per seed") == ["seed 1: +4.62, seed 2: +3.18", "seed 1: +1.24, seed 2: +0.79"],
+          "claims table: per-seed advantages")
+    check("| 8 heads translate better than 1 head (Table 3 (A)) | heads8 | heads1 | sacreBLEU | "
+          "seed 1: +4.62, seed 2: +3.18 | +3.90 [+2.63, +5.21] | paired bootstrap over test sentences, pooled over "
+          "seeds | 0.001 | reproduced |" in md, "claims table: a reproduced BLEU claim (bootstrap)")
+    check("| 8 heads reach a lower validation perplexity than 1 head | heads8 | heads1 | best val PPL | "
+          "seed 1: +1.24, seed 2: +0.79 | +1.01 [-1.85, +3.87] | t interval over seeds |  | inconclusive |" in md,
+          "claims table: an inconclusive perplexity claim (t interval, no p)")
+    check("| base (heads 8) | 4.92 | 25.8 | heads8 | 11.70 | 29.80 |" in md, "Table 3 base row next to heads8's means")
+    check("| (A) h 1 | 5.29 | 24.9 | heads1 | 14.05 | 25.90 |" in md, "Table 3 row (A) h 1 next to heads1's means")
+    check("| (A) h 4 | 5.00 | 25.5 | heads4 | 12.75 | 28.75 |" in md, "Table 3 row (A) h 4 next to heads4's mean")
+    table3 = md.split("### The paper's Table 3 next to ours")[-1].split("###")[0]
+    check("heads16 | " not in table3,
+          "Table 3 has no row for a variant not run")
     check("`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3`" in md, "sacreBLEU signature shown")
     check("## Mutation score: 1/3 killed" in md, "mutation score heading counts the killed mutants")
     check("| `model_attention_no_scale` | model | attention logits not scaled by 1/sqrt(d_k) | "
@@ -63,7 +96,38 @@ def summary_checks(out):
     check("Not killed: `beam_no_early_stop`, `bleu_no_smoothing`." in md, "the mutants not killed are listed")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
     check(len(links) == 11, f"11 figures linked (4 runs, 4 ablation, 3 attention blocks), found {len(links)}")
+    check("ablation0_variants.svg" in links and "ablation0_bleu.svg" not in links,
+          "the ablation links its mean ± sd plot (instead of BLEU per run)")
     return links
+
+
+def column(md, heading, name):
+    """The values of one column of the first table after `heading`."""
+    rows = [line for line in md.split(heading, 1)[-1].split("\n\n", 2)[1].split("\n") if line.startswith("|")]
+    split = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+    if len(split) < 2 or name not in split[0]:
+        return None
+    return [row[split[0].index(name)] for row in split[2:]]
+
+
+def svg_texts(path):
+    """The texts of a matplotlib SVG (each drawn as paths after a comment holding it)."""
+    with open(path, encoding="utf-8") as f:
+        return set(re.findall(r"<!-- (.*?) -->", f.read()))
+
+
+def figure_checks(out):
+    texts = svg_texts(os.path.join(out, "ablation0_variants.svg"))
+    check({"sacreBLEU (test)", "best validation perplexity", "heads1", "heads4", "heads8", "mean ± sd over seeds",
+           "n=2", "n=1"} <= texts and "heads16" not in texts,
+          "mean ± sd plot: sacreBLEU and best validation PPL per variant run, with n")
+    with open(os.path.join(out, "ablation0_variants.svg"), encoding="utf-8") as f:
+        error_bars = len(re.findall(r'id="LineCollection_', f.read()))
+    check(error_bars >= 2, f"mean ± sd plot draws error bars in both panels ({error_bars} line collections)")
+    texts = svg_texts(os.path.join(out, "ablation0_learning_curves.svg"))
+    check({"heads1 seed 1 train", "heads1 seed 2 validation", "heads4 seed 1 validation", "heads8 seed 2 train"}
+          <= texts and not any(t.startswith("heads4 seed 2") for t in texts),
+          "learning curves: one curve per cell that ran, labelled \"variant seed S\"")
 
 
 def fixtures_follow_the_schema():
@@ -75,14 +139,15 @@ def fixtures_follow_the_schema():
         print("note: python3-jsonschema missing; the fixtures are not validated against the schemas")
         return
     validate = os.path.join(HERE, "..", "..", "reports", "validate_report.py")
-    reports = [os.path.join(FIXTURES, "tiny_run", "report.json")] + [
-        os.path.join(FIXTURES, "ablation_heads", name, "report.json") for name in ("heads1", "heads4", "heads8")]
+    cells = sorted(glob.glob(os.path.join(FIXTURES, "ablation_heads", "*", "seed_*", "report.json")))
+    check(len(cells) == 5, f"5 cell reports in the ablation fixture, found {len(cells)}")
+    reports = [os.path.join(FIXTURES, "tiny_run", "report.json")] + cells
     result = subprocess.run([sys.executable, validate, *reports], capture_output=True, text=True)
     check(result.returncode == 0, f"run fixtures valid against reports/schema.json {result.stderr.strip()}")
-    result = subprocess.run([sys.executable, validate, "--schema", os.path.join(HERE, "..", "..", "reports",
-                             "ablation_schema.json"), os.path.join(FIXTURES, "ablation_heads", "summary.json")],
+    result = subprocess.run([sys.executable, validate, os.path.join(FIXTURES, "ablation_heads", "summary.json")],
                             capture_output=True, text=True)
-    check(result.returncode == 0, f"ablation fixture valid against reports/ablation_schema.json {result.stderr.strip()}")
+    check(result.returncode == 0, "ablation fixture valid against reports/ablation_schema.json, chosen by its kind "
+          f"{result.stderr.strip()}")
     result = subprocess.run([sys.executable, validate, "--schema", os.path.join(HERE, "..", "..", "reports",
                              "mutation_score_schema.json"), os.path.join(FIXTURES, "mutation_score.json")],
                             capture_output=True, text=True)
@@ -98,13 +163,16 @@ def main():
         check(result.returncode == 0, f"render the fixtures (stderr: {result.stderr.strip()})")
         if result.returncode != 0:
             return 1
-        for link in summary_checks(out):
+        links = summary_checks(out)
+        for link in links:
             path = os.path.join(out, link)
             try:
                 root = ElementTree.parse(path).getroot()
                 check(root.tag.endswith("svg") and len(list(root.iter())) > 50, f"{link} is a drawn SVG")
             except (OSError, ElementTree.ParseError) as e:
                 check(False, f"{link} is a drawn SVG ({e})")
+        if "ablation0_variants.svg" in links:
+            figure_checks(out)
 
         again = os.path.join(tmp, "svg_again")
         render([FIXTURES], again)
@@ -130,6 +198,23 @@ def main():
         result = render([bad], os.path.join(tmp, "bad_out"))
         check(result.returncode == 2 and "attention.decoder_cross[1][0]: shape (4, 4), expected (5, 4)"
               in result.stderr, f"wrong attention shape named ({result.stderr.strip()})")
+        with open(os.path.join(FIXTURES, "ablation_heads", "summary.json")) as f:
+            summary = json.load(f)
+        bad_ablation = os.path.join(tmp, "ablation", "summary.json")
+        os.makedirs(os.path.dirname(bad_ablation))
+        for what, change, expected in [
+                ("an old schema_version 1 summary", lambda d: d.update(schema_version=1), "schema_version 1"),
+                ("a cell without a seed", lambda d: d["variants"][1]["cells"][0].pop("seed"), "variants[1].cells[0]"),
+                ("a claim without a verdict", lambda d: d["claims"][1].pop("verdict"), "claims[1]"),
+                ("statistics without a mean", lambda d: d["variants"][0]["statistics"]["test_bleu"].pop("mean"),
+                 "variants[0].statistics.test_bleu")]:
+            data = json.loads(json.dumps(summary))
+            change(data)
+            with open(bad_ablation, "w") as f:
+                json.dump(data, f)
+            result = render([bad_ablation], os.path.join(tmp, "bad_out"))
+            check(result.returncode == 2 and bad_ablation in result.stderr and expected in result.stderr,
+                  f"{what}: exit 2 naming the file and {expected!r} ({result.stderr.strip()})")
         check(not os.path.exists(os.path.join(tmp, "bad_out", "summary.md")), "no summary written on bad input")
     print(f"render_test: {len(failures)} failure(s)")
     return 1 if failures else 0

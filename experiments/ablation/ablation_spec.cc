@@ -1,5 +1,6 @@
 #include "experiments/ablation/ablation_spec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -59,6 +60,56 @@ std::vector<AblationVariant> grid_variants(const json& grid, const std::string& 
   return points;
 }
 
+std::vector<std::uint64_t> read_seeds(const json& document, const std::string& path, std::uint64_t base_seed) {
+  const auto it = document.find("seeds");
+  if (it == document.end()) return {base_seed};
+  if (!it->is_array() || it->empty()) fail(path + ": seeds", "expected a non-empty list of non-negative integers");
+  std::vector<std::uint64_t> seeds;
+  for (const json& seed : *it) {
+    if (!seed.is_number_unsigned()) fail(path + ": seeds", "expected non-negative integers, got " + seed.dump());
+    const auto value = seed.get<std::uint64_t>();
+    if (std::find(seeds.begin(), seeds.end(), value) != seeds.end()) {
+      fail(path + ": seeds", "seed " + std::to_string(value) + " is listed twice");
+    }
+    seeds.push_back(value);
+  }
+  return seeds;
+}
+
+void require_variant(const AblationSpec& spec, const std::string& name, const std::string& where) {
+  if (!spec.find_variant(name)) fail(where, "no variant is named \"" + name + "\"");
+}
+
+ClaimMetric claim_metric(const std::string& name, const std::string& where) {
+  for (ClaimMetric m : {ClaimMetric::bleu, ClaimMetric::bleu_tok_lc, ClaimMetric::test_perplexity,
+                        ClaimMetric::validation_perplexity}) {
+    if (to_string(m) == name) return m;
+  }
+  fail(where, "unknown metric \"" + name + "\" (expected one of " + kClaimMetrics + ")");
+}
+
+std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& spec, const std::string& path) {
+  if (!claims.is_array()) fail(path + ": claims", "expected a list of {\"claim\", \"better\", \"worse\", \"metric\"}");
+  std::vector<AblationClaim> out;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const std::string where = path + ": claims[" + std::to_string(i) + "]";
+    const json& entry = claims[i];
+    if (!entry.is_object()) fail(where, "expected {\"claim\", \"better\", \"worse\", \"metric\"}");
+    for (const auto& [key, value] : entry.items()) {
+      if (key != "claim" && key != "better" && key != "worse" && key != "metric") {
+        fail(where + "." + key, "unknown key (expected claim, better, worse, metric)");
+      }
+    }
+    AblationClaim claim{string_member(entry, "claim", where), string_member(entry, "better", where),
+                        string_member(entry, "worse", where), claim_metric(string_member(entry, "metric", where), where + ".metric")};
+    require_variant(spec, claim.better, where + ".better");
+    require_variant(spec, claim.worse, where + ".worse");
+    if (claim.better == claim.worse) fail(where, "\"better\" and \"worse\" name the same variant");
+    out.push_back(std::move(claim));
+  }
+  return out;
+}
+
 }  // namespace
 
 Config apply_overrides(const Config& config, const json& overrides, const std::string& where) {
@@ -86,9 +137,12 @@ AblationSpec load_ablation_spec(const std::string& path) {
     fail(path, std::string("invalid JSON: ") + e.what());
   }
   if (!document.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> known = {"name", "description", "base", "overrides", "variants", "grid"};
+  static const std::set<std::string> known = {"name", "description", "base", "overrides", "variants",
+                                               "grid", "seeds", "baseline", "claims"};
   for (const auto& [key, value] : document.items()) {
-    if (!known.contains(key)) fail(path + ": " + key, "unknown key (expected name, description, base, overrides, variants, grid)");
+    if (!known.contains(key)) {
+      fail(path + ": " + key, "unknown key (expected name, description, base, overrides, variants, grid, seeds, baseline, claims)");
+    }
   }
   AblationSpec spec;
   spec.name = string_member(document, "name", path);
@@ -124,7 +178,42 @@ AblationSpec load_ablation_spec(const std::string& path) {
     v.config = apply_overrides(common, v.set, where + " set");
   }
   spec.variants = std::move(variants);
+  spec.seeds = read_seeds(document, path, common.train.seed);
+  if (document.contains("baseline")) {
+    spec.baseline = string_member(document, "baseline", path);
+    require_variant(spec, spec.baseline, path + ": baseline");
+  }
+  if (const auto it = document.find("claims"); it != document.end()) spec.claims = read_claims(*it, spec, path);
   return spec;
 }
+
+const AblationVariant* AblationSpec::find_variant(const std::string& variant_name) const {
+  for (const AblationVariant& v : variants) {
+    if (v.name == variant_name) return &v;
+  }
+  return nullptr;
+}
+
+Config cell_config(const AblationVariant& variant, std::uint64_t seed) {
+  Config config = variant.config;
+  config.train.seed = seed;
+  return config;
+}
+
+std::string cell_folder(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
+  return (std::filesystem::path(out_dir) / variant / ("seed_" + std::to_string(seed))).string();
+}
+
+std::string to_string(ClaimMetric metric) {
+  switch (metric) {
+    case ClaimMetric::bleu: return "bleu";
+    case ClaimMetric::bleu_tok_lc: return "bleu_tok_lc";
+    case ClaimMetric::test_perplexity: return "test_perplexity";
+    case ClaimMetric::validation_perplexity: return "validation_perplexity";
+  }
+  return "?";
+}
+
+bool higher_is_better(ClaimMetric metric) { return metric == ClaimMetric::bleu || metric == ClaimMetric::bleu_tok_lc; }
 
 }  // namespace trepro

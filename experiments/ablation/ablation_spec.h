@@ -6,10 +6,18 @@
 //     "base": "../configs/multi30k_deen.json",        (relative to the spec file)
 //     "overrides": {"train.max_steps": 800},           (optional: applied to every variant)
 //     "variants": [{"name": "relu", "set": {"model.activation": "relu"}}, ...],
-//     "grid": {"model.norm": ["post", "pre"], ...}     (optional: the cartesian product, each
-//   }                                                   point a variant named "norm=post,...")
+//     "grid": {"model.norm": ["post", "pre"], ...},    (optional: the cartesian product, each
+//                                                       point a variant named "norm=post,...")
+//     "seeds": [1, 2, 3],                              (optional: every variant runs once per
+//                                                       seed; default: the base's train.seed)
+//     "baseline": "relu",                              (optional: the variant every other one
+//                                                       is compared with)
+//     "claims": [{"claim": "SwiGLU beats ReLU", "better": "swiglu", "worse": "relu",
+//                 "metric": "bleu"}]                   (optional: the claims the runs test)
+//   }
 // A path must name a key of the base config (a typo is an error naming the spec and the key),
-// and every variant's config is validated as a config file would be.
+// and every variant's config is validated as a config file would be. A claim's metric is one of
+// kClaimMetrics; "better"/"worse" and "baseline" must name variants.
 #pragma once
 
 #include <string>
@@ -27,11 +35,34 @@ struct AblationVariant {
   Config config;        // base + common overrides + set
 };
 
+// What a claim compares: sacreBLEU on the test split (paired bootstrap over its sentences), the
+// tokenized lower-cased BLEU, or a perplexity (lower is better).
+enum class ClaimMetric { bleu, bleu_tok_lc, test_perplexity, validation_perplexity };
+inline constexpr const char* kClaimMetrics = "bleu, bleu_tok_lc, test_perplexity, validation_perplexity";
+std::string to_string(ClaimMetric metric);
+bool higher_is_better(ClaimMetric metric);
+
+struct AblationClaim {
+  std::string claim, better, worse;  // `better` beats `worse` on `metric`
+  ClaimMetric metric = ClaimMetric::bleu;
+};
+
 struct AblationSpec {
   std::string name, description, base_path;
   nlohmann::json overrides = nlohmann::json::object();
   std::vector<AblationVariant> variants;
+  std::vector<std::uint64_t> seeds;  // never empty: the spec's, or the base config's train.seed
+  std::string baseline;              // empty: none
+  std::vector<AblationClaim> claims;
+
+  // nullptr when no variant has this name.
+  const AblationVariant* find_variant(const std::string& name) const;
 };
+
+// The config of one cell of the grid: the variant's, with train.seed set to `seed`.
+Config cell_config(const AblationVariant& variant, std::uint64_t seed);
+// The cell's run folder under the sweep's output folder: OUT/<variant>/seed_<S>.
+std::string cell_folder(const std::string& out_dir, const std::string& variant, std::uint64_t seed);
 
 // Throws ConfigError naming `path` and the offending field.
 AblationSpec load_ablation_spec(const std::string& path);

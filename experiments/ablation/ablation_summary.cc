@@ -1,49 +1,192 @@
 #include "experiments/ablation/ablation_summary.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "core/atomic_file.h"
+#include "experiments/ablation/ablation_statistics.h"
+#include "experiments/bleu/bleu_files.h"
+#include "experiments/data/multi30k.h"
 #include "experiments/run_info.h"
 
 namespace trepro {
 
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Steps averaged for the final training loss: enough to smooth batch-to-batch noise.
 constexpr std::size_t kFinalLossWindow = 50;
+// The metrics summarized over seeds, as the cells name them.
+constexpr std::array kSeedMetrics = {"best_validation_perplexity", "test_perplexity", "test_bleu", "test_bleu_tok_lc"};
 
-json variant_entry(const AblationVariant& variant, const std::string& out_dir) {
-  const std::filesystem::path report_path = std::filesystem::path(out_dir) / variant.name / "report.json";
-  json entry = {{"name", variant.name},
-                {"set", variant.set},
-                {"config_hash", config_hash(variant.config)},
-                {"report", (std::filesystem::path(variant.name) / "report.json").string()}};
-  if (!std::filesystem::exists(report_path)) {
-    entry["status"] = "not_run";
-    return entry;
+std::string cell_key(const ClaimMetric metric) {
+  switch (metric) {
+    case ClaimMetric::bleu: return "test_bleu";
+    case ClaimMetric::bleu_tok_lc: return "test_bleu_tok_lc";
+    case ClaimMetric::test_perplexity: return "test_perplexity";
+    case ClaimMetric::validation_perplexity: return "best_validation_perplexity";
   }
-  const json report = json::parse(read_file(report_path.string()));
-  entry["status"] = report.at("status");
+  return "";
+}
+
+// One cell's entry: its report's headline numbers, or status "not_run".
+json cell_entry(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
+  const fs::path folder = fs::relative(cell_folder(out_dir, variant, seed), out_dir);
+  const fs::path report_path = fs::path(out_dir) / folder / "report.json";
+  json cell = {{"seed", seed}, {"report", (folder / "report.json").string()}};
+  if (!fs::exists(report_path)) {
+    cell["status"] = "not_run";
+    return cell;
+  }
+  json report;
+  try {
+    report = json::parse(read_file(report_path.string()));
+  } catch (const json::exception& e) {
+    throw std::runtime_error(report_path.string() + ": not a run report: " + e.what());
+  }
+  cell["status"] = report.at("status");
   const json& steps = report.at("steps");
-  entry["steps"] = steps.empty() ? json(0) : steps.back().at("step");
-  if (!steps.empty()) entry["final_training_loss"] = final_training_loss(steps, kFinalLossWindow);
+  cell["steps"] = steps.empty() ? json(0) : steps.back().at("step");
+  if (!steps.empty()) cell["final_training_loss"] = final_training_loss(steps, kFinalLossWindow);
   const json& best = report.at("best");
   if (best.at("step").get<std::int64_t>() > 0) {
     const double loss = best.at("validation_loss").get<double>();
-    entry["best_step"] = best.at("step");
-    entry["best_validation_loss"] = loss;
-    entry["best_validation_perplexity"] = std::exp(loss);
+    cell["best_step"] = best.at("step");
+    cell["best_validation_loss"] = loss;
+    cell["best_validation_perplexity"] = std::exp(loss);
   }
+  const json& test = report.at("test");
   for (const char* key : {"perplexity", "bleu", "bleu_signature", "bleu_tok_lc"}) {
-    if (report.at("test").contains(key)) entry[std::string("test_") + key] = report["test"][key];
+    if (test.contains(key)) cell[std::string("test_") + key] = test[key];
   }
-  entry["target_tokens_per_second"] = report.at("timings").at("target_tokens_per_second");
-  entry["train_seconds"] = report.at("timings").at("train_seconds");
-  return entry;
+  if (test.contains("hypotheses_file") && test.contains("split")) {
+    cell["test_split"] = test["split"];
+    cell["hypotheses"] = (folder / test["hypotheses_file"].get<std::string>()).string();
+  }
+  cell["target_tokens_per_second"] = report.at("timings").at("target_tokens_per_second");
+  cell["train_seconds"] = report.at("timings").at("train_seconds");
+  return cell;
+}
+
+std::optional<double> metric_of(const json& cell, const std::string& key) {
+  if (!cell.contains(key) || !cell[key].is_number()) return std::nullopt;
+  return cell[key].get<double>();
+}
+
+json spread_json(const std::vector<double>& values) {
+  const SeedSpread s = seed_spread(values);
+  return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"values", values}};
+}
+
+json seed_statistics(const json& cells) {
+  json statistics = json::object();
+  for (const char* key : kSeedMetrics) {
+    std::vector<double> values;
+    for (const json& cell : cells) {
+      if (const auto v = metric_of(cell, key)) values.push_back(*v);
+    }
+    if (!values.empty()) statistics[key] = spread_json(values);
+  }
+  return statistics;
+}
+
+// Sentence statistics of the cells' hypotheses, read once each, against the references of the
+// split they decoded (read once per split).
+class BleuEvidence {
+ public:
+  BleuEvidence(std::string out_dir, std::string data_dir) : out_dir_(std::move(out_dir)), data_dir_(std::move(data_dir)) {}
+
+  const std::vector<bleu::BleuStats>* stats(const AblationVariant& variant, const json& cell) {
+    if (!cell.contains("hypotheses")) return nullptr;
+    const std::string path = (fs::path(out_dir_) / cell["hypotheses"].get<std::string>()).string();
+    auto it = stats_.find(path);
+    if (it == stats_.end()) {
+      const std::vector<std::string>& refs = references(variant, cell["test_split"].get<std::string>());
+      const std::vector<std::string> hypotheses = bleu::read_text_lines(path);
+      if (hypotheses.size() != refs.size()) {
+        throw std::runtime_error(path + ": " + std::to_string(hypotheses.size()) + " lines, but the references have " +
+                                 std::to_string(refs.size()));
+      }
+      it = stats_.emplace(path, sentence_bleu_stats(hypotheses, refs)).first;
+    }
+    return &it->second;
+  }
+
+ private:
+  const std::vector<std::string>& references(const AblationVariant& variant, const std::string& split) {
+    const DataConfig& data = variant.config.data;
+    const std::string key = split + "." + data.source_language + "-" + data.target_language;
+    auto it = references_.find(key);
+    if (it == references_.end()) {
+      const std::string dir = resolve_data_dir(data_dir_.empty() ? data.dir : data_dir_);
+      it = references_.emplace(key, read_multi30k(dir, split, data.source_language, data.target_language).target).first;
+    }
+    return it->second;
+  }
+
+  std::string out_dir_, data_dir_;
+  std::map<std::string, std::vector<std::string>> references_;
+  std::map<std::string, std::vector<bleu::BleuStats>> stats_;
+};
+
+const json* cell_of_seed(const json& cells, std::uint64_t seed) {
+  for (const json& cell : cells) {
+    if (cell.at("seed").get<std::uint64_t>() == seed) return &cell;
+  }
+  return nullptr;
+}
+
+// The advantage of `better` over `worse` (positive: `better` is better on the metric), per seed
+// both have a value for, and the pooled interval: the paired bootstrap over test sentences for
+// sacreBLEU, a t interval over seeds for the others.
+json compare(const AblationVariant& better, const json& better_cells, const AblationVariant& worse,
+             const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds) {
+  const std::string key = cell_key(metric);
+  const double sign = higher_is_better(metric) ? 1.0 : -1.0;
+  json per_seed = json::array();
+  std::vector<double> advantages;
+  std::vector<SystemPair> pairs;
+  bool every_pair_has_hypotheses = true;
+  for (std::uint64_t seed : seeds) {
+    const json* b = cell_of_seed(better_cells, seed);
+    const json* w = cell_of_seed(worse_cells, seed);
+    const auto bv = metric_of(*b, key), wv = metric_of(*w, key);
+    if (!bv || !wv) continue;
+    advantages.push_back(sign * (*bv - *wv));
+    per_seed.push_back({{"seed", seed}, {"advantage", advantages.back()}});
+    const auto* bs = evidence.stats(better, *b);
+    const auto* ws = evidence.stats(worse, *w);
+    if (bs && ws) {
+      pairs.emplace_back(*bs, *ws);
+    } else {
+      every_pair_has_hypotheses = false;
+    }
+  }
+  json result = {{"metric", to_string(metric)}, {"per_seed", per_seed}};
+  std::optional<Interval> interval;
+  if (metric == ClaimMetric::bleu && !pairs.empty() && every_pair_has_hypotheses) {
+    const BootstrapResult r = paired_bootstrap(pairs, kBootstrapResamples, kBootstrapSeed);
+    interval = r.interval;
+    result["method"] = "paired bootstrap over test sentences, pooled over seeds";
+    result["advantage"] = r.difference;
+    result["p_value"] = r.p_value;
+  } else if (const auto t = t_interval(advantages)) {
+    interval = t->interval;
+    result["method"] = "t interval over seeds";
+    result["advantage"] = t->mean;
+  } else if (!advantages.empty()) {
+    result["method"] = "none: one seed";
+    result["advantage"] = advantages.front();
+  }
+  if (interval) result["interval"] = {interval->low, interval->high};
+  result["verdict"] = advantages.size() == seeds.size() ? claim_verdict(advantages, interval) : "pending";
+  return result;
 }
 
 }  // namespace
@@ -56,10 +199,39 @@ double final_training_loss(const json& steps, std::size_t window) {
   return sum / static_cast<double>(count);
 }
 
-json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir) {
+json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir,
+                      const std::string& data_dir) {
+  std::map<std::string, json> cells;
   json variants = json::array();
-  for (const AblationVariant& variant : spec.variants) variants.push_back(variant_entry(variant, out_dir));
-  return {{"schema_version", 1},
+  for (const AblationVariant& variant : spec.variants) {
+    json& variant_cells = cells[variant.name] = json::array();
+    for (std::uint64_t seed : spec.seeds) variant_cells.push_back(cell_entry(out_dir, variant.name, seed));
+    variants.push_back({{"name", variant.name},
+                        {"set", variant.set},
+                        {"config_hash", config_hash(variant.config)},
+                        {"cells", variant_cells},
+                        {"statistics", seed_statistics(variant_cells)}});
+  }
+  BleuEvidence evidence(out_dir, data_dir);
+  if (!spec.baseline.empty()) {
+    const AblationVariant& baseline = *spec.find_variant(spec.baseline);
+    for (json& entry : variants) {
+      const std::string name = entry["name"];
+      if (name == spec.baseline) continue;
+      entry["vs_baseline"] = compare(*spec.find_variant(name), cells[name], baseline, cells[spec.baseline],
+                                     ClaimMetric::bleu, evidence, spec.seeds);
+    }
+  }
+  json claims = json::array();
+  for (const AblationClaim& claim : spec.claims) {
+    json entry = compare(*spec.find_variant(claim.better), cells[claim.better], *spec.find_variant(claim.worse),
+                         cells[claim.worse], claim.metric, evidence, spec.seeds);
+    entry["claim"] = claim.claim;
+    entry["better"] = claim.better;
+    entry["worse"] = claim.worse;
+    claims.push_back(std::move(entry));
+  }
+  return {{"schema_version", 2},
           {"kind", "ablation"},
           {"created", utc_now()},
           {"git_commit", git_commit()},
@@ -68,8 +240,12 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
           {"spec", spec_path},
           {"base", spec.base_path},
           {"overrides", spec.overrides},
+          {"seeds", spec.seeds},
+          {"baseline", spec.baseline.empty() ? json() : json(spec.baseline)},
+          {"bootstrap", {{"resamples", kBootstrapResamples}, {"seed", kBootstrapSeed}, {"confidence", 0.95}}},
           {"final_training_loss_window", kFinalLossWindow},
-          {"variants", std::move(variants)}};
+          {"variants", std::move(variants)},
+          {"claims", std::move(claims)}};
 }
 
 }  // namespace trepro

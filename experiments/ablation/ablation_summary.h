@@ -1,8 +1,13 @@
-// The summary report of an ablation (DIR/summary.json, validated against
-// reports/ablation_schema.json): per variant its overrides and the headline numbers of its run
-// report DIR/<variant>/report.json (final training loss, best validation loss and perplexity,
-// test perplexity and BLEU when decoding has added it, throughput), so variants compare in
-// one table; the curves stay in the run reports.
+// The summary report of a seeded ablation (DIR/summary.json, validated against
+// reports/ablation_schema.json):
+// - per variant, each seed's cell (the headline numbers of DIR/<variant>/seed_<S>/report.json:
+//   final training loss, best validation perplexity, test perplexity, sacreBLEU and tokenized
+//   lower-cased BLEU, throughput) and the mean and standard deviation of each metric over seeds;
+// - per variant against the spec's baseline, the paired bootstrap of the sacreBLEU difference
+//   over the test sentences, pooled over the seeds both have;
+// - per claim of the spec, its per-seed advantages, pooled interval and verdict
+//   (ablation_statistics.h).
+// The curves stay in the run reports.
 #pragma once
 
 #include <string>
@@ -13,9 +18,11 @@
 
 namespace trepro {
 
-// Reads the variants' reports under `out_dir` (a variant not run yet is listed with status
-// "not_run") and returns the summary.
-nlohmann::json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir);
+// Reads the cells' reports under `out_dir` (a cell not run yet is listed with status "not_run")
+// and, for the bootstrap, their hypotheses files and the test references of `data_dir` (empty:
+// the usual search, experiments/data/multi30k.h).
+nlohmann::json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir,
+                                const std::string& data_dir);
 
 // Mean training loss of the last `window` steps of a run report's "steps" (all of them when
 // fewer): the end of a noisy curve in one number.

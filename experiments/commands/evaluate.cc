@@ -14,20 +14,13 @@
 #include "core/atomic_file.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/commands/commands.h"
-#include "experiments/commands/translation_model.h"
+#include "experiments/commands/evaluate.h"
 #include "experiments/data/multi30k.h"
 #include "experiments/data/token_batches.h"
 
 namespace trepro::cli {
 
 namespace {
-
-struct EvaluateOptions {
-  TranslationModelOptions model;
-  TranslateOptions search;
-  std::string split = "test_2016_flickr";
-  std::string data_dir;
-};
 
 struct Perplexity {
   double loss = 0.0;
@@ -65,7 +58,9 @@ std::string relative_to_run(const std::string& run_dir, const std::string& path)
   return !relative.empty() && *relative.begin() != ".." ? relative.string() : path;
 }
 
-void run_evaluate(const EvaluateOptions& o) {
+}  // namespace
+
+void evaluate_run(const EvaluateOptions& o) {
   const std::string report_path = in_run(o.model.run_dir, "report.json");
   nlohmann::json report;
   try {
@@ -130,8 +125,6 @@ void run_evaluate(const EvaluateOptions& o) {
   std::printf("wrote %s and %s\n", in_run(o.model.run_dir, hyp_file).c_str(), report_path.c_str());
 }
 
-}  // namespace
-
 void add_evaluate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("evaluate", "Decode a Multi30K split with a run, add BLEU and perplexity to its report");
   auto o = std::make_shared<EvaluateOptions>();
@@ -139,7 +132,7 @@ void add_evaluate_command(CLI::App& app) {
   add_search_options(*cmd, o->search);
   cmd->add_option("--split", o->split, "Multi30K split (test_2016_flickr, val)");
   cmd->add_option("--data-dir", o->data_dir, "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...)");
-  cmd->callback([o] { run_evaluate(*o); });
+  cmd->callback([o] { evaluate_run(*o); });
 }
 
 }  // namespace trepro::cli

@@ -1,0 +1,86 @@
+// The statistics of seeded ablations (experiments/ablation/ablation_statistics.h): spreads over
+// seeds, t intervals, the paired bootstrap of BLEU differences and the verdict rule, each against
+// values worked out by hand.
+#include "experiments/ablation/ablation_statistics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace trepro {
+namespace {
+
+TEST(SeedSpread, MeanAndSampleStandardDeviation) {
+  const SeedSpread s = seed_spread({1.0, 2.0, 6.0});
+  EXPECT_EQ(s.n, 3u);
+  EXPECT_DOUBLE_EQ(s.mean, 3.0);
+  EXPECT_DOUBLE_EQ(s.sd, std::sqrt(7.0));  // ((4 + 1 + 9) / 2)^0.5
+  EXPECT_EQ(seed_spread({5.0}).sd, 0.0);
+}
+
+TEST(TInterval, UsesStudentsQuantile) {
+  EXPECT_EQ(t_interval({1.0}), std::nullopt);
+  const auto t = t_interval({1.0, 3.0});  // mean 2, sd sqrt(2), half-width 12.706 * sqrt(2) / sqrt(2)
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->mean, 2.0);
+  EXPECT_NEAR(t->interval.low, 2.0 - 12.706, 1e-12);
+  EXPECT_NEAR(t->interval.high, 2.0 + 12.706, 1e-12);
+  EXPECT_EQ(student_t_975(2), 4.303);
+  EXPECT_EQ(student_t_975(1000), 1.96);
+}
+
+TEST(ClaimVerdict, NeedsEverySeedAndTheInterval) {
+  const Interval above{0.5, 2.0}, below{-2.0, -0.5}, across{-0.5, 2.0};
+  EXPECT_EQ(claim_verdict({1.0, 2.0}, above), "reproduced");
+  EXPECT_EQ(claim_verdict({1.0, -0.1}, above), "inconclusive");  // one seed disagrees
+  EXPECT_EQ(claim_verdict({1.0, 2.0}, across), "inconclusive");  // the interval holds 0
+  EXPECT_EQ(claim_verdict({-1.0, -2.0}, below), "contradicted");
+  EXPECT_EQ(claim_verdict({1.0}, std::nullopt), "inconclusive");
+}
+
+std::vector<std::string> numbered(const std::string& stem, int count) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < count; ++i) lines.push_back(stem + " number " + std::to_string(i) + " is here .");
+  return lines;
+}
+
+TEST(PairedBootstrap, IdenticalSystemsDifferByNothing) {
+  const std::vector<std::string> refs = numbered("a sentence", 40);
+  const auto stats = sentence_bleu_stats(numbered("a sentence", 40), refs);
+  const BootstrapResult r = paired_bootstrap({{stats, stats}}, 200, kBootstrapSeed);
+  EXPECT_EQ(r.difference, 0.0);
+  EXPECT_EQ(r.interval.low, 0.0);
+  EXPECT_EQ(r.interval.high, 0.0);
+  EXPECT_EQ(r.p_value, 1.0);  // every resample is as extreme as 0
+}
+
+TEST(PairedBootstrap, AClearlyBetterSystemHasAnIntervalAboveZero) {
+  const std::vector<std::string> refs = numbered("a sentence", 60);
+  std::vector<std::string> worse = refs;
+  for (std::size_t i = 0; i < worse.size(); i += 2) worse[i] = "something else entirely";
+  const auto good = sentence_bleu_stats(refs, refs), bad = sentence_bleu_stats(worse, refs);
+  const BootstrapResult r = paired_bootstrap({{good, bad}, {good, bad}}, 1000, kBootstrapSeed);
+  EXPECT_GT(r.difference, 10.0);
+  EXPECT_GT(r.interval.low, 0.0);
+  EXPECT_LT(r.p_value, 0.01);
+  EXPECT_EQ(r.resamples, 1000u);
+  // Deterministic: the same seed resamples the same sentences.
+  const BootstrapResult again = paired_bootstrap({{good, bad}, {good, bad}}, 1000, kBootstrapSeed);
+  EXPECT_EQ(again.interval.low, r.interval.low);
+  EXPECT_EQ(again.p_value, r.p_value);
+  // The reversed comparison mirrors it.
+  const BootstrapResult reversed = paired_bootstrap({{bad, good}}, 1000, kBootstrapSeed);
+  EXPECT_LT(reversed.interval.high, 0.0);
+  EXPECT_DOUBLE_EQ(reversed.difference, -r.difference);
+}
+
+TEST(PairedBootstrap, MismatchedSystemsAreErrors) {
+  const auto three = sentence_bleu_stats(numbered("x", 3), numbered("x", 3));
+  const auto two = sentence_bleu_stats(numbered("x", 2), numbered("x", 2));
+  EXPECT_THROW(paired_bootstrap({{three, two}}, 10, 1), std::invalid_argument);
+  EXPECT_THROW(paired_bootstrap({}, 10, 1), std::invalid_argument);
+  EXPECT_THROW(sentence_bleu_stats(numbered("x", 3), numbered("x", 2)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trepro

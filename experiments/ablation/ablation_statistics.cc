@@ -1,0 +1,139 @@
+#include "experiments/ablation/ablation_statistics.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/philox.h"
+
+namespace trepro {
+
+namespace {
+
+void add_into(bleu::BleuStats& sum, const bleu::BleuStats& s) {
+  if (sum.correct.empty()) {
+    sum.correct.assign(s.correct.size(), 0.0);
+    sum.total.assign(s.total.size(), 0.0);
+  }
+  for (std::size_t n = 0; n < s.correct.size(); ++n) {
+    sum.correct[n] += s.correct[n];
+    sum.total[n] += s.total[n];
+  }
+  sum.hyp_len += s.hyp_len;
+  sum.ref_len += s.ref_len;
+}
+
+// Corpus BLEU of the sentences `rows` (repeats counted) of one system.
+double corpus_bleu_of(const std::vector<bleu::BleuStats>& sentences, const std::vector<std::size_t>& rows) {
+  bleu::BleuStats sum;
+  for (std::size_t row : rows) add_into(sum, sentences[row]);
+  return bleu::compute_bleu(sum, bleu::BleuOptions{}).score;
+}
+
+double mean_difference(const std::vector<SystemPair>& pairs, const std::vector<std::size_t>& rows) {
+  double sum = 0.0;
+  for (const SystemPair& pair : pairs) sum += corpus_bleu_of(pair.first, rows) - corpus_bleu_of(pair.second, rows);
+  return sum / static_cast<double>(pairs.size());
+}
+
+// numpy.percentile's default (linear interpolation between closest ranks) of sorted values.
+double percentile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (position - static_cast<double>(below));
+}
+
+}  // namespace
+
+SeedSpread seed_spread(const std::vector<double>& values) {
+  SeedSpread s;
+  s.n = values.size();
+  if (s.n == 0) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n > 1) {
+    double squares = 0.0;
+    for (double v : values) squares += (v - s.mean) * (v - s.mean);
+    s.sd = std::sqrt(squares / static_cast<double>(s.n - 1));
+  }
+  return s;
+}
+
+double student_t_975(std::size_t degrees) {
+  // Student's t, 0.975 quantile, for 1..30 degrees of freedom; beyond, the normal's 1.96 is
+  // within 0.05.
+  static constexpr std::array<double, 30> kTable = {
+      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (degrees == 0) throw std::invalid_argument("student_t_975: needs at least one degree of freedom");
+  return degrees <= kTable.size() ? kTable[degrees - 1] : 1.96;
+}
+
+std::optional<MeanDifference> t_interval(const std::vector<double>& differences) {
+  if (differences.size() < 2) return std::nullopt;
+  const SeedSpread s = seed_spread(differences);
+  const double half = student_t_975(s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
+  return MeanDifference{s.mean, {s.mean - half, s.mean + half}};
+}
+
+std::vector<bleu::BleuStats> sentence_bleu_stats(const std::vector<std::string>& hypotheses,
+                                                 const std::vector<std::string>& references) {
+  if (hypotheses.size() != references.size()) {
+    throw std::invalid_argument("sentence_bleu_stats: " + std::to_string(hypotheses.size()) + " hypotheses for " +
+                                std::to_string(references.size()) + " references");
+  }
+  const bleu::BleuOptions options;
+  std::vector<bleu::BleuStats> stats;
+  stats.reserve(hypotheses.size());
+  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
+    stats.push_back(bleu::sentence_stats(bleu::preprocess(hypotheses[i], options),
+                                         {bleu::preprocess(references[i], options)}, options.max_order));
+  }
+  return stats;
+}
+
+BootstrapResult paired_bootstrap(const std::vector<SystemPair>& pairs, std::size_t resamples, std::uint64_t seed) {
+  if (pairs.empty() || resamples == 0) throw std::invalid_argument("paired_bootstrap: no systems or no resamples");
+  const std::size_t sentences = pairs.front().first.size();
+  for (const SystemPair& pair : pairs) {
+    if (pair.first.size() != sentences || pair.second.size() != sentences) {
+      throw std::invalid_argument("paired_bootstrap: the systems were scored on different numbers of sentences");
+    }
+  }
+  if (sentences == 0) throw std::invalid_argument("paired_bootstrap: no sentences");
+  std::vector<std::size_t> rows(sentences);
+  for (std::size_t i = 0; i < sentences; ++i) rows[i] = i;
+  BootstrapResult result;
+  result.resamples = resamples;
+  result.difference = mean_difference(pairs, rows);
+  std::vector<double> differences;
+  differences.reserve(resamples);
+  for (std::size_t r = 0; r < resamples; ++r) {
+    // Philox keyed by (seed, resample): the same samples on every machine and library.
+    const PhiloxKey key{seed, r, 0};
+    for (std::size_t i = 0; i < sentences; ++i) {
+      rows[i] = static_cast<std::size_t>(philox_uniform(key, i) * static_cast<double>(sentences));
+    }
+    differences.push_back(mean_difference(pairs, rows));
+  }
+  const SeedSpread spread = seed_spread(differences);
+  std::size_t extreme = 0;
+  for (double d : differences) extreme += std::abs(d - spread.mean) >= std::abs(result.difference);
+  result.p_value = static_cast<double>(extreme + 1) / static_cast<double>(resamples + 1);
+  std::sort(differences.begin(), differences.end());
+  result.interval = {percentile(differences, 0.025), percentile(differences, 0.975)};
+  return result;
+}
+
+std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval) {
+  if (advantages.empty() || !interval) return "inconclusive";
+  const bool all_positive = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a > 0.0; });
+  const bool all_negative = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a < 0.0; });
+  if (all_positive && interval->low > 0.0) return "reproduced";
+  if (all_negative && interval->high < 0.0) return "contradicted";
+  return "inconclusive";
+}
+
+}  // namespace trepro

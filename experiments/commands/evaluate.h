@@ -1,0 +1,22 @@
+// Decoding a split with a run and adding BLEU and perplexity to its report: `trepro evaluate`,
+// and the last step of every cell of `trepro ablate`.
+#pragma once
+
+#include <string>
+
+#include "experiments/commands/translation_model.h"
+
+namespace trepro::cli {
+
+struct EvaluateOptions {
+  TranslationModelOptions model;
+  TranslateOptions search;
+  std::string split = "test_2016_flickr";
+  std::string data_dir;
+};
+
+// Writes RUN/<split>.<checkpoint>.hyp.<language> and RUN/report.json's "test" object; prints the
+// scores. Throws naming the file when the run or the data cannot be read.
+void evaluate_run(const EvaluateOptions& options);
+
+}  // namespace trepro::cli
