@@ -4,33 +4,13 @@
 
 #include <array>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
-#include <memory>
+
+#include "build_commit.h"
 
 namespace trepro {
 
-namespace {
-
-std::string run(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return "";
-  std::string out;
-  std::array<char, 256> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) out += buffer.data();
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
-}  // namespace
-
-std::string git_commit() {
-  const std::string dir = TREPRO_SOURCE_DIR;
-  std::string commit = run("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (commit.empty()) return "unknown";
-  if (!run("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) commit += "-dirty";
-  return commit;
-}
+std::string git_commit() { return TREPRO_BUILD_COMMIT; }
 
 std::string compiler_version() {
 #if defined(__clang__)

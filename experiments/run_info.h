@@ -6,8 +6,8 @@
 
 namespace trepro {
 
-// `git rev-parse HEAD` of the source tree (with "-dirty" when it has uncommitted changes), or
-// "unknown" when git or the tree is unavailable.
+// The commit this binary was built from (`git rev-parse HEAD` at build time, with "-dirty" when
+// tracked files had uncommitted changes), or "unknown" when the tree was not a git checkout.
 std::string git_commit();
 // "GCC 12.2.0" etc.
 std::string compiler_version();
