@@ -126,12 +126,6 @@ struct ConfigError : std::runtime_error {
 // of silently training in another precision.
 void apply_precision(const TrainConfig& train, Backend& backend);
 
-// The learning rate at `step` (counted from 1; step 0 throws std::invalid_argument):
-//   noam:         factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
-//   inverse_sqrt: lr * min(step / warmup, sqrt(warmup / step))      (fairseq)
-//   constant:     lr
-double learning_rate(const Config& config, std::int64_t step);
-
 // Names of enum values as they appear in JSON.
 std::string to_string(NormPlacement v);
 std::string to_string(Architecture v);
