@@ -1,14 +1,17 @@
 // The experiment config: JSON <-> structs, with validation.
 //
-// This is an interchange contract (other tools write these files): the keys below are exactly
-// the JSON keys. Unknown keys, wrong types and impossible values are errors whose message names
-// the file (when loaded from one) and the key path, e.g.
+// This is an interchange contract (other tools write these files): the JSON keys, their ranges
+// and descriptions are the field lists of core/config_fields.h (one per struct below; the
+// structs' initializers are the defaults), from which README.md's key table is generated
+// (`trepro config-keys`). Unknown keys, wrong types and impossible values are errors whose
+// message names the file (when loaded from one) and the key path, e.g.
 //   "base.json: model.heads: d_model 512 is not divisible by heads 7".
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +79,9 @@ struct TrainConfig {
   // "float32" | "bf16": bf16 rounds the linear layers' GEMM operands to bfloat16 (float32
   // accumulation, float32 master weights and Adam moments); only the cuda backend has it.
   Precision precision = Precision::float32;
+  // Validations in a row without a new best validation loss after which the run stops early
+  // (experiments/training/train_run.cc); 0 = off.
+  std::int64_t patience = 0;
 };
 
 struct VocabularyConfig {
@@ -108,14 +114,36 @@ struct Config {
 // Throws ConfigError.
 Config config_from_json(const nlohmann::json& json, const std::string& source);
 Config load_config(const std::string& path);
-nlohmann::json config_to_json(const Config& config);
+
+// canonical: what files, reports and the hash hold. Every key of contract version 1 (the keys
+// that existed before the field list) is written; a key added later (Key::since in
+// core/config_fields.h, e.g. train.patience) only when it is not at its default, so a config
+// that does not use it has the JSON, and so the hash, that the code before the key gave it.
+// every: all keys, for tools that edit a config by key path (ablation overrides).
+enum class JsonKeys { canonical, every };
+nlohmann::json config_to_json(const Config& config, JsonKeys keys = JsonKeys::canonical);
 // Writes atomically (temporary file, fsync, rename).
 void save_config(const Config& config, const std::string& path);
 // Throws ConfigError when the values are inconsistent (used by config_from_json and by code
 // that builds a Config by hand).
 void validate(const Config& config, const std::string& source);
-// sha256 of the canonical JSON (sorted keys, no whitespace): the config hash in reports.
+// sha256 of the canonical JSON (sorted keys, no whitespace): the config hash in reports. Keys
+// added after contract version 1 count only when set to something other than their default
+// (see config_to_json), so adding a key never changes the hash of an existing config. (The
+// reports committed before train.precision, a version-1 key, record the hash without it.)
 std::string config_hash(const Config& config);
+
+// One key of the contract as the field list (core/config_fields.h) describes it; README.md's
+// key table is config_keys_markdown().
+struct ConfigKey {
+  std::string path;           // dotted: "train.optimizer.lr"
+  std::string values;         // Markdown: "number > 0", "`noam` \| `constant` \| `inverse_sqrt`"
+  std::string default_value;  // JSON text of the struct's initializer, or "required"
+  std::string meaning;
+  int since = 1;              // contract version that added the key
+};
+std::vector<ConfigKey> config_keys();
+std::string config_keys_markdown();
 
 struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -125,12 +153,6 @@ struct ConfigError : std::runtime_error {
 // backend has no such mode (bf16 on reference or cpu), so that a run fails at its start instead
 // of silently training in another precision.
 void apply_precision(const TrainConfig& train, Backend& backend);
-
-// The learning rate at `step` (counted from 1; step 0 throws std::invalid_argument):
-//   noam:         factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
-//   inverse_sqrt: lr * min(step / warmup, sqrt(warmup / step))      (fairseq)
-//   constant:     lr
-double learning_rate(const Config& config, std::int64_t step);
 
 // Names of enum values as they appear in JSON.
 std::string to_string(NormPlacement v);

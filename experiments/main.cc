@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   trepro::cli::add_backends_command(app);
   trepro::cli::add_info_command(app);
+  trepro::cli::add_config_keys_command(app);
   trepro::cli::add_forward_command(app);
   trepro::cli::add_train_command(app);
   trepro::cli::add_average_command(app);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/schedule.h"
+
 namespace trepro {
 
 Adam::Adam(Parameters& params, Backend& backend, const OptimizerConfig& config)

@@ -114,7 +114,8 @@ std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& s
 
 Config apply_overrides(const Config& config, const json& overrides, const std::string& where) {
   if (!overrides.is_object()) fail(where, "expected an object of \"dotted.path\": value");
-  json document = config_to_json(config);
+  // Every key, so that a key left out of the canonical JSON at its default can be overridden too.
+  json document = config_to_json(config, JsonKeys::every);
   for (const auto& [path, value] : overrides.items()) {
     json* node = &document;
     for (const std::string& key : split_path(path)) {

@@ -1,5 +1,6 @@
 #include "experiments/training/run_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -44,6 +45,11 @@ void RunHistory::append(const std::string& path, const std::string& kind, const 
   std::ofstream out(path, std::ios::app);
   out << line.dump() << "\n";
   if (!out) throw std::runtime_error(path + ": cannot append");
+}
+
+std::int64_t RunHistory::validations_after(std::int64_t step) const {
+  return std::count_if(validation.begin(), validation.end(),
+                       [step](const nlohmann::json& entry) { return entry.at("step").get<std::int64_t>() > step; });
 }
 
 nlohmann::json build_facts(const Backend& backend) {

@@ -26,6 +26,8 @@ struct RunHistory {
   // drops what the interrupted one did after its last checkpoint). Missing file: empty.
   static RunHistory load(const std::string& path, std::int64_t last_step);
   void append(const std::string& path, const std::string& kind, const nlohmann::json& entry);
+  // Validations after `step`: after the best one, how much of train.patience is used up.
+  std::int64_t validations_after(std::int64_t step) const;
 };
 
 // The facts of this process: git commit, backend, SIMD target, threads, compiler.

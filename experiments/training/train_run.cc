@@ -85,7 +85,7 @@ class Run {
     const auto start = Clock::now();
     std::int64_t tokens = 0, session_steps = 0;
     double step_seconds = 0.0;  // this session's steps alone, without validation and checkpoints
-    while (trainer_->steps_done() < config_.train.max_steps && !exhausted()) {
+    while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !out_of_patience()) {
       const auto step_start = Clock::now();
       const std::int64_t epoch = state_.position.epoch;
       std::vector<Batch> batches;
@@ -113,15 +113,27 @@ class Run {
       progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
       const bool last = r.step >= config_.train.max_steps || exhausted();
       if (r.step % config_.train.validate_every == 0 || last) validate();
-      if (r.step % config_.train.checkpoint_every == 0 || last) checkpoint();
+      // A step that uses up the patience is the last one: it gets its checkpoint like any last
+      // step, so that --resume finds the run done.
+      if (r.step % config_.train.checkpoint_every == 0 || last || out_of_patience()) checkpoint();
     }
     if (session_steps > 0) note_estimate(step_seconds, session_steps);
+    if (out_of_patience()) {
+      progress_->note("stopped early: " + std::to_string(config_.train.patience) +
+                      " validations in a row without a new best (train.patience); the best is step " +
+                      std::to_string(state_.best_step));
+    }
     finish("finished");
   }
 
  private:
   bool exhausted() const { return config_.data.epochs > 0 && state_.position.epoch > config_.data.epochs; }
   std::string history_path() const { return in_run(o_.run_dir, "history.jsonl"); }
+  // Derived from the validation history and the best step, which --resume restores together
+  // (both as of the last checkpoint), so the count survives an interruption.
+  bool out_of_patience() const {
+    return config_.train.patience > 0 && history_.validations_after(state_.best_step) >= config_.train.patience;
+  }
 
   // The last step of `max_steps` or of data.epochs, whichever comes first.
   std::int64_t estimated_last_step(std::int64_t max_steps) {
@@ -220,6 +232,7 @@ class Run {
                   {"checkpoint", "checkpoints/best.safetensors"}}},
         {"test", test.is_object() ? test : nlohmann::json::object()},
         {"resumed", o_.resume},
+        {"stopped_early", out_of_patience()},
     };
     if (!error.empty()) report["error"] = error;
     write_run_report(in_run(o_.run_dir, "report.json"), std::move(report), history_, *backend_);

@@ -1,0 +1,14 @@
+#include <iostream>
+
+#include "core/config.h"
+#include "experiments/commands/commands.h"
+
+namespace trepro::cli {
+
+void add_config_keys_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "config-keys", "The config's keys, ranges and defaults as README.md's Markdown table (from core/config_fields.h)");
+  cmd->callback([] { std::cout << config_keys_markdown(); });
+}
+
+}  // namespace trepro::cli
