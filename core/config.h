@@ -82,6 +82,9 @@ struct TrainConfig {
   // Validations in a row without a new best validation loss after which the run stops early
   // (experiments/training/train_run.cc); 0 = off.
   std::int64_t patience = 0;
+  // Step checkpoints kept on disk, the newest (a long sweep's cells would otherwise fill the
+  // disk); 0 = all. Averaging the last K needs K <= keep_checkpoints.
+  std::int64_t keep_checkpoints = 0;
 };
 
 struct VocabularyConfig {

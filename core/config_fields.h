@@ -170,6 +170,10 @@ void visit_fields(TrainConfig& t, Visitor& visit) {
             .meaning = "stop after this many validations in a row without a new best loss; 0 = off",
             .since = 2},
         t.patience, AtLeast{0, " (0 turns early stopping off)"});
+  visit(Key{.name = "keep_checkpoints",
+            .meaning = "step checkpoints kept, the newest; 0 = all (best.safetensors is always kept)",
+            .since = 2},
+        t.keep_checkpoints, AtLeast{0, " (0 keeps every step checkpoint)"});
 }
 
 template <class Visitor>

@@ -67,6 +67,7 @@ const std::map<std::string, json>& non_default_values() {
       {"train.checkpoint_every", 750},
       {"train.precision", "bf16"},
       {"train.patience", 5},
+      {"train.keep_checkpoints", 4},
       {"data.dataset", "reverse"},
       {"data.source_language", "en"},
       {"data.target_language", "de"},
@@ -144,9 +145,11 @@ TEST(ConfigFields, ANewKeyAtItsDefaultIsLeftOutOfTheCanonicalJson) {
 
 // Version 1 is the contract as it stood before the field list; keys added with or after it are
 // version 2 and later.
-TEST(ConfigFields, OnlyTrainPatienceIsNewerThanVersionOne) {
+// Version 2 holds the keys added since the field list; every earlier key is version 1.
+TEST(ConfigFields, KeysAddedSinceTheFieldListAreVersionTwo) {
+  const std::set<std::string> version_two = {"train.patience", "train.keep_checkpoints"};
   for (const ConfigKey& key : config_keys()) {
-    EXPECT_EQ(key.since, key.path == "train.patience" ? 2 : 1) << key.path;
+    EXPECT_EQ(key.since, version_two.contains(key.path) ? 2 : 1) << key.path;
   }
 }
 

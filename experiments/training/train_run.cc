@@ -188,6 +188,10 @@ class Run {
     const std::string path = step_checkpoint_path(o_.run_dir, state_.step);
     save_checkpoint(path, model_, trainer_->optimizer(), state_);
     progress_->note("checkpoint " + path);
+    const std::vector<StepCheckpoint> kept = list_step_checkpoints(o_.run_dir);
+    const auto keep = static_cast<std::size_t>(config_.train.keep_checkpoints);
+    // The newest are kept: resuming and averaging read those.
+    for (std::size_t i = 0; keep > 0 && i + keep < kept.size(); ++i) fs::remove(kept[i].path);
   }
 
   [[noreturn]] void stop_non_finite(const std::string& what) {
