@@ -19,9 +19,9 @@
 
 #include "conformance/model/model_testing.h"
 #include "conformance/support/tensor_testing.h"
-#include "core/registry.h"
 #include "experiments/commands/compare_kernels_bf16.h"
 #include "optimized/cuda/bf16_math.h"
+#include "registry/registry.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
 #endif

@@ -16,11 +16,11 @@
 
 #include "core/atomic_file.h"
 #include "core/config.h"
-#include "core/registry.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/compare_kernels_bf16.h"
 #include "experiments/commands/kernel_errors.h"
 #include "model/transformer.h"
+#include "registry/registry.h"
 
 namespace trepro::cli {
 namespace {
