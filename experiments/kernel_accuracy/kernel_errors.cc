@@ -1,11 +1,11 @@
-#include "experiments/commands/kernel_errors.h"
+#include "experiments/kernel_accuracy/kernel_errors.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/random_tensor.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 
 void ErrorStats::add(double got, double expected, double floor) {
   const double diff = std::abs(got - expected);
@@ -69,4 +69,4 @@ void TwinTensors::host(const std::string& name, const Tensor& host_tensor) {
   on_reference_[name] = reference_.upload(host_tensor);
 }
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy

@@ -1,11 +1,11 @@
-#include "experiments/commands/compare_kernels_bf16.h"
+#include "experiments/kernel_accuracy/bf16_emulation.h"
 
 #include <stdexcept>
 
 #include "core/forwarding_backend.h"
 #include "optimized/cuda/bf16_math.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 namespace {
 
 // Every op but linear's forward and backward is the inner backend's: float32, as on the cuda
@@ -72,4 +72,4 @@ std::unique_ptr<Backend> make_bf16_emulation(std::unique_ptr<Backend> float32) {
   return std::make_unique<Bf16Emulation>(std::move(float32));
 }
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy
