@@ -9,7 +9,7 @@
 #include "conformance/support/backend_fixture.h"
 #include "conformance/support/tolerances.h"
 #include "experiments/data/token_batches.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro::testing {
 namespace {
