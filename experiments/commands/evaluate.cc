@@ -14,7 +14,7 @@
 #include "core/atomic_file.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/commands/commands.h"
-#include "experiments/commands/translation_model.h"
+#include "experiments/commands/translation_options.h"
 #include "experiments/data/multi30k.h"
 #include "experiments/data/token_batches.h"
 
@@ -73,7 +73,7 @@ void run_evaluate(const EvaluateOptions& o) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(report_path + ": not JSON: " + e.what());
   }
-  const TranslationModel t = load_translation_model(o.model);
+  const TranslationModel t = o.model.load();
   const DataConfig& data = t.config.data;
   if (data.dataset != Dataset::multi30k) {
     throw std::invalid_argument(in_run(o.model.run_dir, "config.json") + ": data.dataset: evaluate decodes Multi30K");
