@@ -1,4 +1,4 @@
-// Gradient accumulation and the step's guards (model/optimizer.h Trainer::step over several
+// Gradient accumulation and the step's guards (model/trainer.h Trainer::step over several
 // batches): update_freq batches make one step equal to a step on their union, clipping is off
 // unless asked for, and a NaN stops the step before any parameter changes.
 #include <gtest/gtest.h>
