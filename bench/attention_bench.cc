@@ -12,6 +12,7 @@
 
 #include "bench/alloc_tracker.h"
 #include "bench/bench_support.h"
+#include "core/random_tensor.h"
 #include "reference/reference_backend.h"
 
 namespace trepro::bench {

@@ -1,5 +1,5 @@
-// What every benchmark here shares: backends by thread count, random inputs, timing a peer in
-// the same process, and the machine description written into the output's context.
+// What every benchmark here shares: backends by thread count, timing a peer in the same process,
+// and the machine description written into the output's context (random inputs: core/random_tensor.h).
 #pragma once
 
 #include <chrono>
@@ -15,8 +15,6 @@ namespace trepro::bench {
 
 // The optimized CPU backend of the best compiled target (or TREPRO_CPU_TARGET's) with `threads`.
 std::unique_ptr<Backend> cpu_backend(int threads);
-// Uniform values in [-1, 1) from a fixed seed, uploaded to `backend`.
-Tensor random_tensor(Backend& backend, const Shape& shape, std::uint64_t seed);
 
 // Mean seconds per call of f, calling it until at least min_seconds have passed (and at least
 // twice, after one warm-up call).

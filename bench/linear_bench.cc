@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "core/random_tensor.h"
 
 namespace trepro::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include "bench/bench_support.h"
 #include "bench/fma_peak.h"
 #include "core/config.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 #include "model/transformer.h"
 #ifdef TREPRO_WITH_TORCH
 #include "bench/torch_peer.h"

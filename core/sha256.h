@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), for content hashes in reports (config hash, file checksums).
+// SHA-256 (FIPS 180-4, from OpenSSL's libcrypto), for content hashes in reports (config hash,
+// file checksums).
 #pragma once
 
 #include <string>

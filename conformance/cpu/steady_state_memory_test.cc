@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/model/model_testing.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 #include "model/transformer.h"
 #include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"

@@ -1,7 +1,7 @@
 // train.precision "bf16" (GEMM operands rounded to bfloat16, float32 accumulation), on two
 // backends: "cuda" in bf16 mode, on a machine with a GPU (without one those tests skip, saying
 // why), and "bf16-emulated", the host emulation of `trepro compare-kernels`
-// (experiments/commands/compare_kernels_bf16.h), everywhere; so the bf16 tolerance is checked
+// (experiments/kernel_accuracy/bf16_emulation.h), everywhere; so the bf16 tolerance is checked
 // here against the emulation, and on a GPU against the device.
 // - The linear op equals the float64 reference run on the bf16-rounded operands, within the
 //   float32 tolerance: the backend rounds exactly as bf16_math.h (host-tested) and only the
@@ -19,9 +19,9 @@
 
 #include "conformance/model/model_testing.h"
 #include "conformance/support/tensor_testing.h"
-#include "core/registry.h"
-#include "experiments/commands/compare_kernels_bf16.h"
+#include "experiments/kernel_accuracy/bf16_emulation.h"
 #include "optimized/cuda/bf16_math.h"
+#include "registry/registry.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
 #endif
@@ -53,7 +53,7 @@ class Bf16Linear : public ::testing::TestWithParam<std::string> {
       backend_ = make_backend("cuda");
       backend_->set_precision(Precision::bf16);
     } else {
-      backend_ = cli::make_bf16_emulation(make_backend("cpu"));
+      backend_ = kernel_accuracy::make_bf16_emulation(make_backend("cpu"));
     }
     reference_ = make_reference_backend(DType::f64);
   }

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/support/tensor_testing.h"
-#include "core/registry.h"
+#include "registry/registry.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
 #endif

@@ -1,7 +1,7 @@
 #include "conformance/cuda/math_testing.h"
 
 #include "conformance/support/tensor_testing.h"
-#include "core/registry.h"
+#include "registry/registry.h"
 
 namespace trepro::testing {
 

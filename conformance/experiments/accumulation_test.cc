@@ -1,4 +1,4 @@
-// Gradient accumulation and the step's guards (model/optimizer.h Trainer::step over several
+// Gradient accumulation and the step's guards (model/trainer.h Trainer::step over several
 // batches): update_freq batches make one step equal to a step on their union, clipping is off
 // unless asked for, and a NaN stops the step before any parameter changes.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "conformance/support/backend_fixture.h"
 #include "conformance/support/tolerances.h"
 #include "experiments/data/token_batches.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro::testing {
 namespace {

@@ -10,6 +10,7 @@
 #include "conformance/support/backend_fixture.h"
 #include "core/safetensors.h"
 #include "experiments/data/token_batches.h"
+#include "model/trainer.h"
 
 namespace trepro::testing {
 namespace {

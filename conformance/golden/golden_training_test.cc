@@ -5,7 +5,7 @@
 
 #include "conformance/golden/golden_case.h"
 #include "conformance/support/backend_fixture.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro::golden {
 namespace {

@@ -7,7 +7,7 @@
 #include "experiments/copy_task.h"
 #include "model/beam_search.h"
 #include "model/greedy_search.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro::testing {
 namespace {

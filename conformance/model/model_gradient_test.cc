@@ -13,7 +13,7 @@
 #include "conformance/model/relu_kink_watch.h"
 #include "conformance/support/backend_fixture.h"
 #include "conformance/support/tensor_testing.h"
-#include "core/registry.h"
+#include "registry/registry.h"
 
 namespace trepro::testing {
 namespace {

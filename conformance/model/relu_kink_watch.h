@@ -1,6 +1,6 @@
-// A Backend that forwards every op to another one and watches the inputs of ReLU. Central
-// differences across ReLU's kink measure a chord, not the slope: a false alarm of a gradient
-// check. The watch records the sign pattern of one reference forward and counts the elements
+// A Backend that forwards every op to another one (ForwardingBackend) and watches the inputs of
+// ReLU. Central differences across ReLU's kink measure a chord, not the slope: a false alarm of a
+// gradient check. The watch records the sign pattern of one reference forward and counts the elements
 // of every later forward (the perturbed ones of a finite-difference check) whose sign differs
 // from it: zero crossings means every difference quotient saw the same linear piece.
 #pragma once
@@ -8,13 +8,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/forwarding_backend.h"
 
 namespace trepro::testing {
 
-class ReluKinkWatch final : public Backend {
+class ReluKinkWatch final : public ForwardingBackend {
  public:
-  explicit ReluKinkWatch(Backend& inner) : inner_(inner) {}
+  explicit ReluKinkWatch(Backend& inner) : ForwardingBackend(inner) {}
 
   // The ReLU inputs of the forward run between these two calls become the reference pattern.
   void start_reference() {
@@ -28,132 +28,21 @@ class ReluKinkWatch final : public Backend {
   // Elements of later forwards whose ReLU input is on the other side of 0 than in the reference.
   std::int64_t kink_crossings() const { return crossings_; }
 
-  std::string name() const override { return inner_.name(); }
-  DType dtype() const override { return inner_.dtype(); }
-  Device device() const override { return inner_.device(); }
-  int threads() const override { return inner_.threads(); }
-
-  Tensor empty(const Shape& shape, DType dtype) override { return inner_.empty(shape, dtype); }
-  Tensor zeros(const Shape& shape, DType dtype) override { return inner_.zeros(shape, dtype); }
-  Tensor upload(const Tensor& host) override { return inner_.upload(host); }
-  Tensor download(const Tensor& device_tensor) override { return inner_.download(device_tensor); }
-
-  void fill(Tensor& x, double value) override { inner_.fill(x, value); }
-  void add_inplace(Tensor& acc, const Tensor& x) override { inner_.add_inplace(acc, x); }
-  void scale_inplace(Tensor& x, double factor) override { inner_.scale_inplace(x, factor); }
-  double sum_squares(const Tensor& x) override { return inner_.sum_squares(x); }
-  bool all_finite(const Tensor& x) override { return inner_.all_finite(x); }
-
-  void concat_time(const Tensor& a, const Tensor& b, Tensor& out) override { inner_.concat_time(a, b, out); }
-  void select_batch(const Tensor& x, const Tensor& indices, Tensor& out) override {
-    inner_.select_batch(x, indices, out);
-  }
-
   void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
                       Tensor* pre) override {
-    inner_.linear_forward(x, w, b, act, y, pre);
+    ForwardingBackend::linear_forward(x, w, b, act, y, pre);
     if (act == Activation::relu) record(*pre);
   }
-  void linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
-                       Tensor* dx, Tensor& dw, Tensor* db) override {
-    inner_.linear_backward(x, w, pre, act, dy, dx, dw, db);
-  }
-
   void activation_forward(Activation act, const Tensor& x, Tensor& y) override {
-    inner_.activation_forward(act, x, y);
+    ForwardingBackend::activation_forward(act, x, y);
     if (act == Activation::relu) record(x);
-  }
-  void activation_backward(Activation act, const Tensor& x, const Tensor& dy, Tensor& dx) override {
-    inner_.activation_backward(act, x, dy, dx);
-  }
-  void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override {
-    inner_.swiglu_forward(gate, up, y);
-  }
-  void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
-                       Tensor& dup) override {
-    inner_.swiglu_backward(gate, up, dy, dgate, dup);
-  }
-
-  void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                         const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                         Tensor& out, Tensor& lse) override {
-    inner_.attention_forward(q, k, v, heads, key_padding, causal, scale, dropout, out, lse);
-  }
-  void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                          const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                          const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
-                          Tensor& dv) override {
-    inner_.attention_backward(q, k, v, heads, key_padding, causal, scale, dropout, out, lse, dout, dq, dk,
-                              dv);
-  }
-
-  void norm_forward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor* beta, double eps,
-                    Tensor& y, Tensor& mean, Tensor& rstd) override {
-    inner_.norm_forward(kind, x, gamma, beta, eps, y, mean, rstd);
-  }
-  void norm_backward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                     const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
-                     Tensor* dbeta) override {
-    inner_.norm_backward(kind, x, gamma, mean, rstd, dy, dx, dgamma, dbeta);
-  }
-
-  void dropout_forward(const Tensor& x, const DropoutSpec& dropout, Tensor& y) override {
-    inner_.dropout_forward(x, dropout, y);
-  }
-  void dropout_backward(const Tensor& dy, const DropoutSpec& dropout, Tensor& dx) override {
-    inner_.dropout_backward(dy, dropout, dx);
-  }
-  void add_dropout_forward(const Tensor& residual, const Tensor& x, const DropoutSpec& dropout,
-                           Tensor& out) override {
-    inner_.add_dropout_forward(residual, x, dropout, out);
-  }
-  void add_dropout_norm_forward(NormKind kind, const Tensor& residual, const Tensor& x,
-                                const DropoutSpec& dropout, const Tensor& gamma, const Tensor* beta,
-                                double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) override {
-    inner_.add_dropout_norm_forward(kind, residual, x, dropout, gamma, beta, eps, sum, y, mean, rstd);
-  }
-  void add_dropout_norm_backward(NormKind kind, const Tensor& sum, const Tensor& gamma, const Tensor& mean,
-                                 const Tensor& rstd, const DropoutSpec& dropout, const Tensor& dy,
-                                 Tensor& dresidual, Tensor& dx, Tensor& dgamma, Tensor* dbeta) override {
-    inner_.add_dropout_norm_backward(kind, sum, gamma, mean, rstd, dropout, dy, dresidual, dx, dgamma, dbeta);
-  }
-
-  void embedding_forward(const Tensor& ids, const Tensor& table, double scale, Positional pos,
-                         const Tensor* pos_table, std::int64_t offset, Tensor& out) override {
-    inner_.embedding_forward(ids, table, scale, pos, pos_table, offset, out);
-  }
-  void embedding_backward(const Tensor& ids, const Tensor& dout, double scale, Positional pos,
-                          std::int64_t offset, Tensor& dtable, Tensor* dpos_table) override {
-    inner_.embedding_backward(ids, dout, scale, pos, offset, dtable, dpos_table);
-  }
-
-  void rope_forward(const Tensor& x, int heads, std::int64_t offset, Tensor& y) override {
-    inner_.rope_forward(x, heads, offset, y);
-  }
-  void rope_backward(const Tensor& dy, int heads, std::int64_t offset, Tensor& dx) override {
-    inner_.rope_backward(dy, heads, offset, dx);
-  }
-
-  double cross_entropy_forward(const Tensor& logits, const Tensor& labels, int pad_id, double eps,
-                               SmoothingForm form, Tensor& lse, std::int64_t* count) override {
-    return inner_.cross_entropy_forward(logits, labels, pad_id, eps, form, lse, count);
-  }
-  void cross_entropy_backward(const Tensor& logits, const Tensor& labels, const Tensor& lse, int pad_id,
-                              double eps, SmoothingForm form, double dloss, Tensor& dlogits) override {
-    inner_.cross_entropy_backward(logits, labels, lse, pad_id, eps, form, dloss, dlogits);
-  }
-  void log_softmax_forward(const Tensor& x, Tensor& y) override { inner_.log_softmax_forward(x, y); }
-
-  void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr, double beta1,
-                   double beta2, double eps, std::int64_t step) override {
-    inner_.adam_update(param, grad, m, v, lr, beta1, beta2, eps, step);
   }
 
  private:
   // Forwards call ReLU in the same order every time: call i of a later forward is compared with
   // call i mod n of the reference.
   void record(const Tensor& x) {
-    Tensor host = inner_.download(x);
+    Tensor host = inner().download(x);
     if (recording_) {
       reference_.push_back(std::move(host));
       return;
@@ -163,7 +52,6 @@ class ReluKinkWatch final : public Backend {
     for (std::int64_t i = 0; i < host.numel(); ++i) crossings_ += (host.at(i) > 0) != (expected.at(i) > 0);
   }
 
-  Backend& inner_;
   bool recording_ = false;
   std::vector<Tensor> reference_;
   std::size_t next_ = 0;

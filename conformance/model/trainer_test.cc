@@ -8,7 +8,7 @@
 
 #include "conformance/model/model_testing.h"
 #include "conformance/support/backend_fixture.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/registry.h"
+#include "registry/registry.h"
 
 namespace trepro::testing {
 

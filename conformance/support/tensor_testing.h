@@ -10,11 +10,13 @@
 
 #include "conformance/support/tolerances.h"
 #include "core/backend.h"
+#include "core/random_tensor.h"
 
 namespace trepro::testing {
 
-// Uniform in [lo, hi), from Philox keyed by `seed`: the same values for every backend.
-Tensor random_tensor(Backend& backend, const Shape& shape, std::uint64_t seed, double lo = -1.0, double hi = 1.0);
+// Uniform in [lo, hi) from `seed`, the same values for every backend; shared with the benchmarks
+// and the kernel-accuracy tool, so it lives in core.
+using trepro::random_tensor;
 // Integer ids uniform in [0, upper), int32 on the backend's device.
 Tensor random_ids(Backend& backend, const Shape& shape, std::uint64_t seed, std::int64_t upper);
 // Host int32 tensor from values, uploaded to the backend.

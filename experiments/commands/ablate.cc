@@ -25,7 +25,7 @@
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
 #include "experiments/training/train_run.h"
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "experiments/commands/commands.h"
-#include "experiments/commands/translation_model.h"
+#include "experiments/commands/translation_options.h"
 #include "model/decoding_attention.h"
 
 namespace trepro::cli {
@@ -57,7 +57,7 @@ nlohmann::json nested(const std::vector<Tensor>& layers) {
 }
 
 void run_attention(const AttentionOptions& o) {
-  const TranslationModel t = load_translation_model(o.model);
+  const TranslationModel t = o.model.load();
   const std::vector<std::int64_t> source = t.encode_source(o.source);
   if (source.empty()) throw std::invalid_argument("attention: --source is empty");
   std::vector<std::int64_t> target = {Vocabulary::kBos};

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "core/registry.h"
+#include "registry/registry.h"
 
 namespace trepro::cli {
 

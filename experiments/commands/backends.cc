@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/registry.h"
 #include "experiments/commands/commands.h"
+#include "registry/registry.h"
 
 namespace trepro::cli {
 

@@ -68,7 +68,7 @@ void evaluate_run(const EvaluateOptions& o) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(report_path + ": not JSON: " + e.what());
   }
-  const TranslationModel t = load_translation_model(o.model);
+  const TranslationModel t = o.model.load();
   const DataConfig& data = t.config.data;
   if (data.dataset != Dataset::multi30k) {
     throw std::invalid_argument(in_run(o.model.run_dir, "config.json") + ": data.dataset: evaluate decodes Multi30K");

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "experiments/commands/translation_model.h"
+#include "experiments/commands/translation_options.h"
 
 namespace trepro::cli {
 

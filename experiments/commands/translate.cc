@@ -8,7 +8,7 @@
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/bleu/tokenizer_13a.h"
 #include "experiments/commands/commands.h"
-#include "experiments/commands/translation_model.h"
+#include "experiments/commands/translation_options.h"
 
 namespace trepro::cli {
 
@@ -32,7 +32,7 @@ std::vector<std::string> read_input(const std::string& input) {
 
 void run_translate(const TranslateCommandOptions& o) {
   const std::vector<std::string> lines = read_input(o.input);
-  const TranslationModel t = load_translation_model(o.model);
+  const TranslationModel t = o.model.load();
   std::vector<std::vector<std::int64_t>> sources;
   for (const std::string& line : lines) sources.push_back(t.encode_source(line));
   const std::vector<Hypothesis> hypotheses = translate_all(*t.model, sources, t.tokens(), o.search);

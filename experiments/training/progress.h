@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "model/optimizer.h"
+#include "model/trainer.h"
 
 namespace trepro {
 

@@ -12,6 +12,7 @@
 #include "experiments/training/progress.h"
 #include "experiments/training/run_report.h"
 #include "experiments/training/training_data.h"
+#include "model/trainer.h"
 
 namespace trepro {
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/backend.h"
+#include "model/trainer.h"  // NonFiniteError, which train_run throws
 
 namespace trepro {
 

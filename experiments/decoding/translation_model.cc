@@ -1,4 +1,4 @@
-#include "experiments/commands/translation_model.h"
+#include "experiments/decoding/translation_model.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include "core/safetensors.h"
 #include "experiments/training/checkpoint.h"
 
-namespace trepro::cli {
+namespace trepro {
 
 namespace {
 
@@ -17,7 +17,7 @@ std::string in_run(const std::string& run_dir, const std::string& name) {
 
 // The weights to load: a named file, the average of the last N step checkpoints (written once
 // to RUN/checkpoints/average_last_N.safetensors), or the best checkpoint.
-std::string weights_path(const TranslationModelOptions& o) {
+std::string weights_path(const TranslationModelSource& o) {
   if (!o.checkpoint.empty() && o.average > 0) {
     throw std::invalid_argument("give --checkpoint or --average, not both");
   }
@@ -40,17 +40,8 @@ std::string weights_path(const TranslationModelOptions& o) {
 
 }  // namespace
 
-void TranslationModelOptions::add_options(CLI::App& cmd) {
-  cmd.add_option("run", run_dir, "run folder of `trepro train` (config.json, vocab.model, checkpoints/)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  cmd.add_option("--checkpoint", checkpoint, "weights to use (default: RUN/checkpoints/best.safetensors)");
-  cmd.add_option("--average", average, "use the mean of the last N step checkpoints (the paper: 5)")
-      ->check(CLI::PositiveNumber);
-  backend.add_options(cmd);
-}
-
-TranslationModel load_translation_model(const TranslationModelOptions& o) {
+TranslationModel load_translation_model(const TranslationModelSource& o,
+                                        const std::function<std::unique_ptr<Backend>()>& make_backend) {
   TranslationModel t;
   t.config = load_config(in_run(o.run_dir, "config.json"));
   if (t.config.model.architecture != Architecture::encoder_decoder) {
@@ -62,7 +53,7 @@ TranslationModel load_translation_model(const TranslationModelOptions& o) {
     throw std::runtime_error(in_run(o.run_dir, "vocab.model") + ": " + std::to_string(t.vocabulary->size()) +
                              " pieces, but model.vocab_size is " + std::to_string(t.config.model.vocab_size));
   }
-  t.backend = o.backend.make();
+  t.backend = make_backend();
   t.model = std::make_unique<Transformer>(t.config.model, *t.backend);
   t.checkpoint = weights_path(o);
   SafetensorsFile file = read_safetensors(t.checkpoint);
@@ -84,16 +75,6 @@ std::string TranslationModel::detokenize(const Hypothesis& hypothesis) const {
   return vocabulary->decode(std::vector<int>(hypothesis.tokens.begin(), hypothesis.tokens.end()));
 }
 
-void add_search_options(CLI::App& cmd, TranslateOptions& options) {
-  cmd.add_flag("--greedy", options.greedy, "greedy search instead of beam search");
-  cmd.add_option("--beam", options.beam, "beam size (the paper: 4)")->check(CLI::PositiveNumber);
-  cmd.add_option("--alpha", options.alpha, "GNMT length penalty exponent (the paper: 0.6)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--max-extra", options.max_extra, "maximum output length = source length + this (the paper: 50)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--max-tokens", options.max_tokens, "source tokens per decoding batch")->check(CLI::PositiveNumber);
-}
-
 std::string describe(const TranslateOptions& options) {
   const std::string length = "max length source + " + std::to_string(options.max_extra);
   if (options.greedy) return "greedy, " + length;
@@ -102,4 +83,4 @@ std::string describe(const TranslateOptions& options) {
   return "beam " + std::to_string(options.beam) + ", alpha " + alpha + ", " + length;
 }
 
-}  // namespace trepro::cli
+}  // namespace trepro

@@ -1,28 +1,25 @@
 // What the decoding commands (translate, evaluate, attention) load from a run folder: its
 // config (RUN/config.json), its vocabulary (RUN/vocab.model) and one set of weights: the best
 // checkpoint, a named checkpoint, or the average of the last N step checkpoints (the paper
-// averages the last 5).
+// averages the last 5). Their command-line options are experiments/commands/translation_options.h.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "core/config.h"
-#include "experiments/commands/backend_choice.h"
 #include "experiments/data/vocabulary.h"
 #include "model/decoding.h"
 
-namespace trepro::cli {
+namespace trepro {
 
-struct TranslationModelOptions {
+struct TranslationModelSource {
   std::string run_dir;
   std::string checkpoint;    // empty: RUN/checkpoints/best.safetensors
   std::int64_t average = 0;  // > 0: the mean of the last `average` RUN/checkpoints/step_N
-  BackendChoice backend;
-  void add_options(CLI::App& cmd);
 };
 
 struct TranslationModel {
@@ -40,12 +37,12 @@ struct TranslationModel {
   std::string detokenize(const Hypothesis& hypothesis) const;
 };
 
+// `make_backend` is called once the config and the vocabulary have been read and checked.
 // Throws std::runtime_error naming the file when a part of the run is missing or unreadable.
-TranslationModel load_translation_model(const TranslationModelOptions& options);
+TranslationModel load_translation_model(const TranslationModelSource& source,
+                                        const std::function<std::unique_ptr<Backend>()>& make_backend);
 
-// --greedy, --beam, --alpha, --max-extra, --max-tokens.
-void add_search_options(CLI::App& cmd, TranslateOptions& options);
 // "beam 4, alpha 0.6, max length source + 50" or "greedy, max length source + 50".
 std::string describe(const TranslateOptions& options);
 
-}  // namespace trepro::cli
+}  // namespace trepro

@@ -1,11 +1,11 @@
-#include "experiments/commands/kernel_errors.h"
+#include "experiments/kernel_accuracy/kernel_errors.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/philox.h"
+#include "core/random_tensor.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 
 void ErrorStats::add(double got, double expected, double floor) {
   const double diff = std::abs(got - expected);
@@ -50,11 +50,7 @@ ErrorStats compare(const Tensor& got, const Tensor& expected, double floor) {
 }
 
 void TwinTensors::random(const std::string& name, const Shape& shape, std::uint64_t seed, double lo, double hi) {
-  Tensor values = Tensor::empty(shape, DType::f64);
-  for (std::int64_t i = 0; i < values.numel(); ++i) {
-    values.set(i, lo + (hi - lo) * philox_uniform({seed, 0, 0}, static_cast<std::uint64_t>(i)));
-  }
-  on_backend_[name] = backend_.upload(values);
+  on_backend_[name] = random_tensor(backend_, shape, seed, lo, hi);
   on_reference_[name] = reference_.upload(backend_.download(on_backend_[name]));
 }
 
@@ -73,4 +69,4 @@ void TwinTensors::host(const std::string& name, const Tensor& host_tensor) {
   on_reference_[name] = reference_.upload(host_tensor);
 }
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy

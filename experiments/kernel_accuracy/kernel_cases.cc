@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "experiments/commands/kernel_errors.h"
+#include "experiments/kernel_accuracy/kernel_errors.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 namespace {
 
 using Tensors = std::map<std::string, Tensor>;
@@ -230,4 +230,4 @@ std::vector<KernelCase> kernel_cases() {
   return cases;
 }
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy

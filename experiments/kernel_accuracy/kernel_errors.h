@@ -1,5 +1,5 @@
 // Error statistics of a backend's tensor against the float64 reference's, for
-// `trepro compare-kernels` (compare_kernels.cc): max abs, max rel, mean and max ulp, the ulp
+// `trepro compare-kernels` (accuracy_report.h): max abs, max rel, mean and max ulp, the ulp
 // being the spacing of float32 at the reference value (so "1 ulp" is one float32 rounding).
 // Relative and ulp errors are taken at max(|reference|, 1e-3 max |reference| of the tensor): an
 // element that is a near-total cancellation of O(max) terms (a gradient of ~0, a probability of
@@ -17,7 +17,7 @@
 
 #include "core/backend.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 
 struct ErrorStats {
   double max_abs = 0.0;
@@ -68,4 +68,4 @@ struct KernelCase {
 // Every op of the Backend interface over a grid of Transformer shapes.
 std::vector<KernelCase> kernel_cases();
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy

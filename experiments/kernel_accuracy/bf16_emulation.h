@@ -14,9 +14,9 @@
 
 #include "core/backend.h"
 
-namespace trepro::cli {
+namespace trepro::kernel_accuracy {
 
 // `float32` is the backend that does the float32 arithmetic (the best CPU target).
 std::unique_ptr<Backend> make_bf16_emulation(std::unique_ptr<Backend> float32);
 
-}  // namespace trepro::cli
+}  // namespace trepro::kernel_accuracy

@@ -1,0 +1,54 @@
+// The training step of the paper: forward with dropout, label-smoothed loss, backward, Adam
+// (model/optimizer.h) at the scheduled learning rate, with gradient accumulation and clipping.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "core/config.h"
+#include "model/optimizer.h"
+#include "model/transformer.h"
+
+namespace trepro {
+
+struct StepResult {
+  std::int64_t step = 0;     // the optimizer step just taken, from 1
+  double loss = 0.0;         // label-smoothed, mean over the non-pad target tokens of all batches
+  double learning_rate = 0.0;
+  double grad_norm = 0.0;    // L2 norm over every parameter's gradient, before clipping and the update
+  std::int64_t tokens = 0;   // non-pad target tokens of all batches
+};
+
+struct NonFiniteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Trainer {
+ public:
+  Trainer(Transformer& model, const Config& config);
+
+  // Zeroes the gradients, runs forward (dropout keyed by (seed, step, micro-batch 0)), loss,
+  // backward and one Adam update. Throws NonFiniteError naming the step when the loss or a
+  // gradient is NaN/Inf, before the parameters are touched.
+  StepResult step(const Batch& batch);
+  // Gradient accumulation (train.update_freq): one optimizer step over several batches. The
+  // loss is normalised by the total non-pad target tokens N of all of them, so the step equals
+  // one taken on their union:
+  //   loss = sum_j n_j loss_j / N,   grad = sum_j (n_j / N) grad_j
+  // where batch j has n_j tokens and its mean loss_j (dropout of batch j keyed by (seed, step, j)).
+  // With train.clip_norm > 0 the gradient is scaled by min(1, clip_norm / |g|) before Adam.
+  StepResult step(const std::vector<Batch>& batches);
+  // For resuming: the next step() takes step `steps + 1`.
+  void set_steps_done(std::int64_t steps) { steps_done_ = steps; }
+  std::int64_t steps_done() const { return steps_done_; }
+  Adam& optimizer() { return adam_; }
+
+ private:
+  Transformer& model_;
+  Config config_;
+  Adam adam_;
+  std::int64_t steps_done_ = 0;
+};
+
+}  // namespace trepro
