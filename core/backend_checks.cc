@@ -94,4 +94,345 @@ void embedding_values(std::string_view op, const std::int32_t* ids, const Embedd
   }
 }
 
+void elementwise_dims(std::string_view op, DType dtype, Device device, const Tensor& x) {
+  expect(op, "x", x, x.shape(), dtype, device);
+}
+
+void add_inplace_dims(DType dtype, Device device, const Tensor& acc, const Tensor& x) {
+  constexpr std::string_view op = "add_inplace";
+  expect(op, "acc", acc, acc.shape(), dtype, device);
+  expect(op, "x", x, acc.shape(), dtype, device);
+}
+
+ConcatTimeDims concat_time_dims(DType dtype, Device device, const Tensor& a, const Tensor& b, const Tensor& out) {
+  constexpr std::string_view op = "concat_time";
+  expect_rank(op, "a", a, 3);
+  expect_rank(op, "b", b, 3);
+  const ConcatTimeDims dims{a.dim(0), a.dim(1), b.dim(1), a.dim(2)};
+  expect(op, "a", a, {dims.batch, dims.ta, dims.d}, dtype, device);
+  expect(op, "b", b, {dims.batch, dims.tb, dims.d}, dtype, device);
+  expect(op, "out", out, {dims.batch, dims.ta + dims.tb, dims.d}, dtype, device);
+  return dims;
+}
+
+void select_batch_dims(DType dtype, Device device, const Tensor& x, const Tensor& indices, const Tensor& out) {
+  constexpr std::string_view op = "select_batch";
+  require(x.rank() >= 1, op, "x must have a batch dimension");
+  expect_rank(op, "indices", indices, 1);
+  Shape out_shape = x.shape();
+  out_shape[0] = indices.dim(0);
+  expect(op, "x", x, x.shape(), dtype, device);
+  expect(op, "indices", indices, {indices.dim(0)}, DType::i32, device);
+  expect(op, "out", out, out_shape, dtype, device);
+}
+
+void select_batch_values(const std::int32_t* indices, std::int64_t count, std::int64_t batch) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (indices[i] < 0 || indices[i] >= batch) {
+      throw std::out_of_range("select_batch: indices[" + std::to_string(i) + "] = " + std::to_string(indices[i]) +
+                              " is outside [0, " + std::to_string(batch) + ")");
+    }
+  }
+}
+
+namespace {
+
+// What both directions of linear check first: x [N, K], w [M, K], pre [N, M] when act needs it.
+LinearDims linear_inputs(std::string_view op, DType dtype, Device device, const Tensor& x, const Tensor& w) {
+  expect_rank(op, "x", x, 2);
+  expect_rank(op, "w", w, 2);
+  const LinearDims dims{x.dim(0), x.dim(1), w.dim(0)};
+  expect(op, "x", x, {dims.n, dims.k}, dtype, device);
+  expect(op, "w", w, {dims.m, dims.k}, dtype, device);
+  return dims;
+}
+
+void linear_pre(std::string_view op, DType dtype, Device device, const LinearDims& dims, Activation act,
+                const Tensor* pre) {
+  require(act == Activation::none || pre != nullptr, op, "pre is required when the activation is not none");
+  expect_optional(op, "pre", pre, {dims.n, dims.m}, dtype, device);
+}
+
+}  // namespace
+
+LinearDims linear_forward_dims(DType dtype, Device device, const Tensor& x, const Tensor& w, const Tensor* b,
+                               Activation act, const Tensor& y, const Tensor* pre) {
+  constexpr std::string_view op = "linear_forward";
+  const LinearDims dims = linear_inputs(op, dtype, device, x, w);
+  expect_optional(op, "b", b, {dims.m}, dtype, device);
+  expect(op, "y", y, {dims.n, dims.m}, dtype, device);
+  linear_pre(op, dtype, device, dims, act, pre);
+  return dims;
+}
+
+LinearDims linear_backward_dims(DType dtype, Device device, const Tensor& x, const Tensor& w, const Tensor* pre,
+                                Activation act, const Tensor& dy, const Tensor* dx, const Tensor& dw,
+                                const Tensor* db) {
+  constexpr std::string_view op = "linear_backward";
+  const LinearDims dims = linear_inputs(op, dtype, device, x, w);
+  linear_pre(op, dtype, device, dims, act, pre);
+  expect(op, "dy", dy, {dims.n, dims.m}, dtype, device);
+  expect_optional(op, "dx", dx, {dims.n, dims.k}, dtype, device);
+  expect(op, "dw", dw, {dims.m, dims.k}, dtype, device);
+  expect_optional(op, "db", db, {dims.m}, dtype, device);
+  return dims;
+}
+
+void activation_forward_dims(DType dtype, Device device, const Tensor& x, const Tensor& y) {
+  constexpr std::string_view op = "activation_forward";
+  expect(op, "x", x, x.shape(), dtype, device);
+  expect(op, "y", y, x.shape(), dtype, device);
+}
+
+void activation_backward_dims(DType dtype, Device device, const Tensor& x, const Tensor& dy, const Tensor& dx) {
+  constexpr std::string_view op = "activation_backward";
+  expect(op, "x", x, x.shape(), dtype, device);
+  expect(op, "dy", dy, x.shape(), dtype, device);
+  expect(op, "dx", dx, x.shape(), dtype, device);
+}
+
+void swiglu_forward_dims(DType dtype, Device device, const Tensor& gate, const Tensor& up, const Tensor& y) {
+  constexpr std::string_view op = "swiglu_forward";
+  expect_rank(op, "gate", gate, 2);
+  expect(op, "gate", gate, gate.shape(), dtype, device);
+  expect(op, "up", up, gate.shape(), dtype, device);
+  expect(op, "y", y, gate.shape(), dtype, device);
+}
+
+void swiglu_backward_dims(DType dtype, Device device, const Tensor& gate, const Tensor& up, const Tensor& dy,
+                          const Tensor& dgate, const Tensor& dup) {
+  constexpr std::string_view op = "swiglu_backward";
+  expect_rank(op, "gate", gate, 2);
+  expect(op, "gate", gate, gate.shape(), dtype, device);
+  expect(op, "up", up, gate.shape(), dtype, device);
+  expect(op, "dy", dy, gate.shape(), dtype, device);
+  expect(op, "dgate", dgate, gate.shape(), dtype, device);
+  expect(op, "dup", dup, gate.shape(), dtype, device);
+}
+
+namespace {
+
+// What both directions of attention check: the inputs, the forward's outputs, the dropout rate.
+AttentionDims attention_io(std::string_view op, DType dtype, Device device, const Tensor& q, const Tensor& k,
+                           const Tensor& v, int heads, const Tensor* key_padding, const DropoutSpec& dropout,
+                           const Tensor& out, const Tensor& lse) {
+  const AttentionDims d = attention_dims(op, dtype, device, q, k, v, heads, key_padding);
+  expect(op, "out", out, {d.batch, d.tq, d.heads * d.dv}, dtype, device);
+  expect(op, "lse", lse, {d.batch, d.heads, d.tq}, dtype, device);
+  require(dropout.p >= 0.0 && dropout.p < 1.0, op, "dropout p must be in [0, 1)");
+  return d;
+}
+
+}  // namespace
+
+AttentionDims attention_forward_dims(DType dtype, Device device, const Tensor& q, const Tensor& k, const Tensor& v,
+                                     int heads, const Tensor* key_padding, const DropoutSpec& dropout,
+                                     const Tensor& out, const Tensor& lse) {
+  return attention_io("attention_forward", dtype, device, q, k, v, heads, key_padding, dropout, out, lse);
+}
+
+AttentionDims attention_backward_dims(DType dtype, Device device, const Tensor& q, const Tensor& k, const Tensor& v,
+                                      int heads, const Tensor* key_padding, const DropoutSpec& dropout,
+                                      const Tensor& out, const Tensor& lse, const Tensor& dout, const Tensor& dq,
+                                      const Tensor& dk, const Tensor& dv) {
+  constexpr std::string_view op = "attention_backward";
+  const AttentionDims d = attention_io(op, dtype, device, q, k, v, heads, key_padding, dropout, out, lse);
+  expect(op, "dout", dout, out.shape(), dtype, device);
+  expect(op, "dq", dq, q.shape(), dtype, device);
+  expect(op, "dk", dk, k.shape(), dtype, device);
+  expect(op, "dv", dv, v.shape(), dtype, device);
+  return d;
+}
+
+namespace {
+
+// beta (forward) or dbeta (backward) is required for layer norm and must be null for rms.
+void norm_bias(std::string_view op, NormKind kind, std::string_view name, const Tensor* bias) {
+  if (kind == NormKind::layer) {
+    require(bias != nullptr, op, std::string(name) + " is required for layer norm");
+  } else {
+    require(bias == nullptr, op, std::string(name) + " must be null for rms norm");
+  }
+}
+
+NormDims norm_rows(std::string_view op, std::string_view x_name, const Tensor& x) {
+  expect_rank(op, x_name, x, 2);
+  const NormDims dims{x.dim(0), x.dim(1)};
+  require(dims.d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
+  return dims;
+}
+
+void dropout_p(std::string_view op, const DropoutSpec& dropout) {
+  require(dropout.p >= 0 && dropout.p < 1, op, "p must be in [0, 1), got " + std::to_string(dropout.p));
+}
+
+// residual, x (and the sum of the Post-LN form) [N, d], as the residual ops take them.
+void residual_inputs(std::string_view op, DType dtype, Device device, const Tensor& residual, const Tensor& x) {
+  expect_rank(op, "residual", residual, 2);
+  expect(op, "residual", residual, residual.shape(), dtype, device);
+  expect(op, "x", x, residual.shape(), dtype, device);
+}
+
+}  // namespace
+
+NormDims norm_forward_dims(std::string_view op, DType dtype, Device device, NormKind kind, std::string_view x_name,
+                           const Tensor& x, const Tensor& gamma, const Tensor* beta, double eps, const Tensor& y,
+                           const Tensor& mean, const Tensor& rstd) {
+  const NormDims dims = norm_rows(op, x_name, x);
+  const std::int64_t n = dims.n, d = dims.d;
+  require(eps >= 0, op, "eps must be >= 0, got " + std::to_string(eps));
+  norm_bias(op, kind, "beta", beta);
+  expect(op, x_name, x, {n, d}, dtype, device);
+  expect(op, "gamma", gamma, {d}, dtype, device);
+  expect_optional(op, "beta", beta, {d}, dtype, device);
+  expect(op, "y", y, {n, d}, dtype, device);
+  expect(op, "mean", mean, {n}, dtype, device);
+  expect(op, "rstd", rstd, {n}, dtype, device);
+  return dims;
+}
+
+NormDims norm_backward_dims(std::string_view op, DType dtype, Device device, NormKind kind, std::string_view x_name,
+                            const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                            const Tensor& dy, std::string_view dx_name, const Tensor& dx, const Tensor& dgamma,
+                            const Tensor* dbeta) {
+  const NormDims dims = norm_rows(op, x_name, x);
+  const std::int64_t n = dims.n, d = dims.d;
+  norm_bias(op, kind, "dbeta", dbeta);
+  expect(op, x_name, x, {n, d}, dtype, device);
+  expect(op, "gamma", gamma, {d}, dtype, device);
+  expect(op, "mean", mean, {n}, dtype, device);
+  expect(op, "rstd", rstd, {n}, dtype, device);
+  expect(op, "dy", dy, {n, d}, dtype, device);
+  expect(op, dx_name, dx, {n, d}, dtype, device);
+  expect(op, "dgamma", dgamma, {d}, dtype, device);
+  expect_optional(op, "dbeta", dbeta, {d}, dtype, device);
+  return dims;
+}
+
+void dropout_dims(std::string_view op, DType dtype, Device device, std::string_view in_name, const Tensor& in,
+                  const DropoutSpec& dropout, std::string_view out_name, const Tensor& out) {
+  dropout_p(op, dropout);
+  expect(op, in_name, in, in.shape(), dtype, device);
+  expect(op, out_name, out, in.shape(), dtype, device);
+}
+
+void add_dropout_forward_dims(DType dtype, Device device, const Tensor& residual, const Tensor& x,
+                              const DropoutSpec& dropout, const Tensor& out) {
+  constexpr std::string_view op = "add_dropout_forward";
+  residual_inputs(op, dtype, device, residual, x);
+  dropout_p(op, dropout);
+  expect(op, "out", out, residual.shape(), dtype, device);
+}
+
+NormDims add_dropout_norm_forward_dims(DType dtype, Device device, NormKind kind, const Tensor& residual,
+                                       const Tensor& x, const DropoutSpec& dropout, const Tensor& gamma,
+                                       const Tensor* beta, double eps, const Tensor& sum, const Tensor& y,
+                                       const Tensor& mean, const Tensor& rstd) {
+  constexpr std::string_view op = "add_dropout_norm_forward";
+  residual_inputs(op, dtype, device, residual, x);
+  expect(op, "sum", sum, residual.shape(), dtype, device);
+  dropout_p(op, dropout);
+  return norm_forward_dims(op, dtype, device, kind, "sum", sum, gamma, beta, eps, y, mean, rstd);
+}
+
+NormDims add_dropout_norm_backward_dims(DType dtype, Device device, NormKind kind, const Tensor& sum,
+                                        const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                                        const DropoutSpec& dropout, const Tensor& dy, const Tensor& dresidual,
+                                        const Tensor& dx, const Tensor& dgamma, const Tensor* dbeta) {
+  constexpr std::string_view op = "add_dropout_norm_backward";
+  dropout_p(op, dropout);
+  const NormDims dims = norm_backward_dims(op, dtype, device, kind, "sum", sum, gamma, mean, rstd, dy, "dresidual",
+                                           dresidual, dgamma, dbeta);
+  expect(op, "dx", dx, sum.shape(), dtype, device);
+  return dims;
+}
+
+RopeDims rope_dims(std::string_view op, DType dtype, Device device, std::string_view x_name, const Tensor& x, int heads,
+                   std::int64_t offset, std::string_view y_name, const Tensor& y) {
+  expect_rank(op, x_name, x, 3);
+  require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
+  const std::int64_t batch = x.dim(0), time = x.dim(1), width = x.dim(2);
+  require(
+      width % heads == 0, op,
+      std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " + std::to_string(heads));
+  const RopeDims dims{batch, time, width, width / heads};
+  require(dims.head_width % 2 == 0, op,
+          "head width " + std::to_string(dims.head_width) + " is odd: rope rotates pairs");
+  expect(op, x_name, x, {batch, time, width}, dtype, device);
+  expect(op, y_name, y, {batch, time, width}, dtype, device);
+  if (offset < 0) {
+    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
+  }
+  return dims;
+}
+
+namespace {
+
+CrossEntropyDims cross_entropy_inputs(std::string_view op, DType dtype, Device device, const Tensor& logits,
+                                      const Tensor& labels, const Tensor& lse, double eps, SmoothingForm form) {
+  expect_rank(op, "logits", logits, 2);
+  const CrossEntropyDims dims{logits.dim(0), logits.dim(1)};
+  expect(op, "logits", logits, {dims.rows, dims.vocab}, dtype, device);
+  expect(op, "labels", labels, {dims.rows}, DType::i32, device);
+  expect(op, "lse", lse, {dims.rows}, dtype, device);
+  require(dims.vocab > 0, op, "logits has no classes");
+  require(eps >= 0.0 && eps <= 1.0, op, "label smoothing eps must be in [0, 1]");
+  require(form == SmoothingForm::uniform || dims.vocab > 1, op, "the fairseq form needs at least 2 classes");
+  return dims;
+}
+
+}  // namespace
+
+CrossEntropyDims cross_entropy_forward_dims(DType dtype, Device device, const Tensor& logits, const Tensor& labels,
+                                            double eps, SmoothingForm form, const Tensor& lse) {
+  return cross_entropy_inputs("cross_entropy_forward", dtype, device, logits, labels, lse, eps, form);
+}
+
+CrossEntropyDims cross_entropy_backward_dims(DType dtype, Device device, const Tensor& logits, const Tensor& labels,
+                                             const Tensor& lse, double eps, SmoothingForm form, const Tensor& dlogits) {
+  constexpr std::string_view op = "cross_entropy_backward";
+  const CrossEntropyDims dims = cross_entropy_inputs(op, dtype, device, logits, labels, lse, eps, form);
+  expect(op, "dlogits", dlogits, {dims.rows, dims.vocab}, dtype, device);
+  return dims;
+}
+
+std::int64_t cross_entropy_values(std::string_view op, const std::int32_t* labels, const CrossEntropyDims& dims,
+                                  int pad_id) {
+  std::int64_t count = 0;
+  for (std::int64_t n = 0; n < dims.rows; ++n) {
+    if (labels[n] == pad_id) continue;
+    // A label that is neither pad_id nor a class is a data bug, reported by value.
+    if (labels[n] < 0 || labels[n] >= dims.vocab) {
+      throw std::out_of_range(std::string(op) + ": labels[" + std::to_string(n) + "] = " + std::to_string(labels[n]) +
+                              " is outside [0, " + std::to_string(dims.vocab) + ") and is not pad_id " +
+                              std::to_string(pad_id));
+    }
+    ++count;
+  }
+  return count;
+}
+
+LogSoftmaxDims log_softmax_forward_dims(DType dtype, Device device, const Tensor& x, const Tensor& y) {
+  constexpr std::string_view op = "log_softmax_forward";
+  expect_rank(op, "x", x, 2);
+  const LogSoftmaxDims dims{x.dim(0), x.dim(1)};
+  require(dims.vocab > 0, op, "x has no classes");
+  expect(op, "x", x, {dims.rows, dims.vocab}, dtype, device);
+  expect(op, "y", y, {dims.rows, dims.vocab}, dtype, device);
+  return dims;
+}
+
+void adam_update_dims(DType dtype, Device device, const Tensor& param, const Tensor& grad, const Tensor& m,
+                      const Tensor& v, double beta1, double beta2, std::int64_t step) {
+  constexpr std::string_view op = "adam_update";
+  // Bias correction divides by 1 - beta^step, which is 0 at step 0.
+  require(step >= 1, op, "step must be >= 1, got " + std::to_string(step));
+  require(beta1 >= 0 && beta1 < 1, op, "beta1 must be in [0, 1), got " + std::to_string(beta1));
+  require(beta2 >= 0 && beta2 < 1, op, "beta2 must be in [0, 1), got " + std::to_string(beta2));
+  expect(op, "param", param, param.shape(), dtype, device);
+  expect(op, "grad", grad, param.shape(), dtype, device);
+  expect(op, "m", m, param.shape(), dtype, device);
+  expect(op, "v", v, param.shape(), dtype, device);
+}
+
 }  // namespace trepro::checks

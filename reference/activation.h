@@ -60,9 +60,7 @@ T activation_derivative(Activation act, T x) {
 
 template <class T>
 void activation_forward(Activation act, const Tensor& x, Tensor& y) {
-  constexpr const char* op = "activation_forward";
-  checks::expect(op, "x", x, x.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "y", y, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::activation_forward_dims(dtype_of<T>(), Device::cpu, x, y);
   Eigen::Map<const Eigen::ArrayX<T>> X(x.data<T>(), x.numel());
   Eigen::Map<Eigen::ArrayX<T>> Y(y.data<T>(), y.numel());
   Y = X.unaryExpr([act](T xi) { return activation_value(act, xi); });
@@ -70,10 +68,7 @@ void activation_forward(Activation act, const Tensor& x, Tensor& y) {
 
 template <class T>
 void activation_backward(Activation act, const Tensor& x, const Tensor& dy, Tensor& dx) {
-  constexpr const char* op = "activation_backward";
-  checks::expect(op, "x", x, x.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dy", dy, x.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dx", dx, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::activation_backward_dims(dtype_of<T>(), Device::cpu, x, dy, dx);
   Eigen::Map<const Eigen::ArrayX<T>> X(x.data<T>(), x.numel()), DY(dy.data<T>(), dy.numel());
   Eigen::Map<Eigen::ArrayX<T>> DX(dx.data<T>(), dx.numel());
   DX = X.binaryExpr(DY, [act](T xi, T dyi) { return activation_derivative(act, xi) * dyi; });

@@ -18,15 +18,7 @@ namespace trepro::reference {
 template <class T>
 void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr, double beta1,
                  double beta2, double eps, std::int64_t step) {
-  constexpr const char* op = "adam_update";
-  // Bias correction divides by 1 - beta^step, which is 0 at step 0.
-  checks::require(step >= 1, op, "step must be >= 1, got " + std::to_string(step));
-  checks::require(beta1 >= 0 && beta1 < 1, op, "beta1 must be in [0, 1), got " + std::to_string(beta1));
-  checks::require(beta2 >= 0 && beta2 < 1, op, "beta2 must be in [0, 1), got " + std::to_string(beta2));
-  checks::expect(op, "param", param, param.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "grad", grad, param.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "m", m, param.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "v", v, param.shape(), dtype_of<T>(), Device::cpu);
+  checks::adam_update_dims(dtype_of<T>(), Device::cpu, param, grad, m, v, beta1, beta2, step);
 
   const std::int64_t n = param.numel();
   Eigen::Map<Eigen::ArrayX<T>> P(param.data<T>(), n), M(m.data<T>(), n), V(v.data<T>(), n);

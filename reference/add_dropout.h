@@ -5,8 +5,8 @@
 //                              with mean, rstd as norm_forward
 //   add_dropout_norm_backward: dsum = norm_backward(dy)  (dgamma, dbeta accumulated)
 //                              dresidual = dsum,  dx = dropout_backward(dsum)
-// The maths is dropout.h, elementwise.h and norm.h composed; what this file adds is checking
-// every argument up front, under this op's name, before anything is written.
+// The maths is dropout.h, elementwise.h and norm.h composed; every argument is checked up front
+// (core/backend_checks.h), under this op's name, before anything is written.
 #pragma once
 
 #include "core/backend_checks.h"
@@ -18,11 +18,8 @@ namespace trepro::reference {
 
 template <class T>
 void add_dropout_forward(const Tensor& residual, const Tensor& x, const DropoutSpec& dropout, Tensor& out) {
-  constexpr const char* op = "add_dropout_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "x", x, residual.shape(), dtype_of<T>(), Device::cpu);
-  dropout_mask_scale<T>(op, "x", x, dropout, "out", out);
+  checks::add_dropout_forward_dims(dtype_of<T>(), Device::cpu, residual, x, dropout, out);
+  dropout_mask_scale<T>(x, dropout, out);
   add_inplace<T>(out, residual);
 }
 
@@ -30,14 +27,9 @@ template <class T>
 void add_dropout_norm_forward(NormKind kind, const Tensor& residual, const Tensor& x,
                               const DropoutSpec& dropout, const Tensor& gamma, const Tensor* beta, double eps,
                               Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) {
-  constexpr const char* op = "add_dropout_norm_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "x", x, residual.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "sum", sum, residual.shape(), dtype_of<T>(), Device::cpu);
-  check_dropout(op, dropout);
-  check_norm_forward<T>(op, kind, "sum", sum, gamma, beta, eps, y, mean, rstd);
-  dropout_mask_scale<T>(op, "x", x, dropout, "sum", sum);
+  checks::add_dropout_norm_forward_dims(dtype_of<T>(), Device::cpu, kind, residual, x, dropout, gamma, beta, eps, sum,
+                                        y, mean, rstd);
+  dropout_mask_scale<T>(x, dropout, sum);
   add_inplace<T>(sum, residual);
   norm_forward<T>(kind, sum, gamma, beta, eps, y, mean, rstd);
 }
@@ -46,12 +38,10 @@ template <class T>
 void add_dropout_norm_backward(NormKind kind, const Tensor& sum, const Tensor& gamma, const Tensor& mean,
                                const Tensor& rstd, const DropoutSpec& dropout, const Tensor& dy,
                                Tensor& dresidual, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
-  constexpr const char* op = "add_dropout_norm_backward";
-  check_dropout(op, dropout);
-  check_norm_backward<T>(op, kind, "sum", sum, gamma, mean, rstd, dy, "dresidual", dresidual, dgamma, dbeta);
-  checks::expect(op, "dx", dx, sum.shape(), dtype_of<T>(), Device::cpu);
+  checks::add_dropout_norm_backward_dims(dtype_of<T>(), Device::cpu, kind, sum, gamma, mean, rstd, dropout, dy,
+                                         dresidual, dx, dgamma, dbeta);
   norm_backward<T>(kind, sum, gamma, mean, rstd, dy, dresidual, dgamma, dbeta);
-  dropout_mask_scale<T>(op, "dresidual", dresidual, dropout, "dx", dx);
+  dropout_mask_scale<T>(dresidual, dropout, dx);
 }
 
 }  // namespace trepro::reference

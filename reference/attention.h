@@ -69,18 +69,6 @@ Matrix<T> dropout_factors(const DropoutSpec& dropout, std::int64_t b, std::int64
   return factors;
 }
 
-// The checks both directions share; returns the dims.
-template <class T>
-checks::AttentionDims check_attention(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
-                                      int heads, const Tensor* key_padding, const DropoutSpec& dropout,
-                                      const Tensor& out, const Tensor& lse) {
-  const auto d = checks::attention_dims(op, dtype_of<T>(), Device::cpu, q, k, v, heads, key_padding);
-  checks::expect(op, "out", out, {d.batch, d.tq, d.heads * d.dv}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "lse", lse, {d.batch, d.heads, d.tq}, dtype_of<T>(), Device::cpu);
-  checks::require(dropout.p >= 0.0 && dropout.p < 1.0, op, "dropout p must be in [0, 1)");
-  return d;
-}
-
 }  // namespace attention_detail
 
 // For each b, h and query i, over the keys j query i may see:
@@ -94,8 +82,8 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int he
                        const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
                        Tensor& out, Tensor& lse) {
   using namespace attention_detail;
-  constexpr const char* op = "attention_forward";
-  const auto d = check_attention<T>(op, q, k, v, heads, key_padding, dropout, out, lse);
+  const auto d =
+      checks::attention_forward_dims(dtype_of<T>(), Device::cpu, q, k, v, heads, key_padding, dropout, out, lse);
   constexpr T minus_inf = -std::numeric_limits<T>::infinity();
   for (std::int64_t b = 0; b < d.batch; ++b) {
     const std::int32_t* padding = key_padding ? key_padding->data<std::int32_t>() + b * d.tk : nullptr;
@@ -136,12 +124,8 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, int h
                         const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
                         Tensor& dv) {
   using namespace attention_detail;
-  constexpr const char* op = "attention_backward";
-  const auto d = check_attention<T>(op, q, k, v, heads, key_padding, dropout, out, lse);
-  checks::expect(op, "dout", dout, out.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dq", dq, q.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dk", dk, k.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dv", dv, v.shape(), dtype_of<T>(), Device::cpu);
+  const auto d = checks::attention_backward_dims(dtype_of<T>(), Device::cpu, q, k, v, heads, key_padding, dropout, out,
+                                                 lse, dout, dq, dk, dv);
   const T scale_t = static_cast<T>(scale);
   for (std::int64_t b = 0; b < d.batch; ++b) {
     const std::int32_t* padding = key_padding ? key_padding->data<std::int32_t>() + b * d.tk : nullptr;

@@ -9,13 +9,7 @@ namespace trepro::reference {
 
 template <class T>
 void concat_time(const Tensor& a, const Tensor& b, Tensor& out) {
-  constexpr const char* op = "concat_time";
-  checks::expect_rank(op, "a", a, 3);
-  checks::expect_rank(op, "b", b, 3);
-  const std::int64_t batch = a.dim(0), ta = a.dim(1), tb = b.dim(1), d = a.dim(2);
-  checks::expect(op, "a", a, {batch, ta, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "b", b, {batch, tb, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "out", out, {batch, ta + tb, d}, dtype_of<T>(), Device::cpu);
+  const auto [batch, ta, tb, d] = checks::concat_time_dims(dtype_of<T>(), Device::cpu, a, b, out);
   for (std::int64_t i = 0; i < batch; ++i) {
     const T* a_row = a.data<T>() + i * ta * d;
     const T* b_row = b.data<T>() + i * tb * d;

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include <Eigen/Dense>
 
@@ -27,33 +25,6 @@ inline Target smoothed_target(double eps, SmoothingForm form, std::int64_t vocab
   return {1.0 - eps, eps / (vocab - 1)};
 }
 
-// The checks both directions share.
-template <class T>
-void check_cross_entropy(const char* op, const Tensor& logits, const Tensor& labels, const Tensor& lse,
-                         double eps, SmoothingForm form) {
-  checks::expect_rank(op, "logits", logits, 2);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  checks::expect(op, "logits", logits, {rows, vocab}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "labels", labels, {rows}, DType::i32, Device::cpu);
-  checks::expect(op, "lse", lse, {rows}, dtype_of<T>(), Device::cpu);
-  checks::require(vocab > 0, op, "logits has no classes");
-  checks::require(eps >= 0.0 && eps <= 1.0, op, "label smoothing eps must be in [0, 1]");
-  checks::require(form == SmoothingForm::uniform || vocab > 1, op,
-                  "the fairseq form needs at least 2 classes");
-}
-
-// True for a row that counts; a label that is neither pad_id nor a class is a data bug.
-inline bool counted(const char* op, const Tensor& labels, std::int64_t n, std::int64_t vocab, int pad_id) {
-  const std::int32_t label = labels.data<std::int32_t>()[n];
-  if (label == pad_id) return false;
-  if (label < 0 || label >= vocab) {
-    throw std::out_of_range(std::string(op) + ": labels[" + std::to_string(n) + "] = " +
-                            std::to_string(label) + " is outside [0, " + std::to_string(vocab) +
-                            ") and is not pad_id " + std::to_string(pad_id));
-  }
-  return true;
-}
-
 }  // namespace cross_entropy_detail
 
 // lse_n = log sum_v exp(logits_nv)  (every row, pad or not)
@@ -65,18 +36,17 @@ double cross_entropy_forward(const Tensor& logits, const Tensor& labels, int pad
                              SmoothingForm form, Tensor& lse, std::int64_t* count) {
   using namespace cross_entropy_detail;
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  constexpr const char* op = "cross_entropy_forward";
-  check_cross_entropy<T>(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  const auto dims = checks::cross_entropy_forward_dims(dtype_of<T>(), Device::cpu, logits, labels, eps, form, lse);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const std::int64_t c =
+      checks::cross_entropy_values("cross_entropy_forward", labels.data<std::int32_t>(), dims, pad_id);
   const Target q = smoothed_target(eps, form, vocab);
   const Eigen::Map<const Matrix> x(logits.data<T>(), rows, vocab);
   Eigen::Matrix<T, Eigen::Dynamic, 1> row_loss = Eigen::Matrix<T, Eigen::Dynamic, 1>::Zero(rows);
-  std::int64_t c = 0;
   for (std::int64_t n = 0; n < rows; ++n) {
     const T row_lse = log_sum_exp(x.row(n));
     lse.data<T>()[n] = row_lse;
-    if (!counted(op, labels, n, vocab, pad_id)) continue;
-    ++c;
+    if (labels.data<std::int32_t>()[n] == pad_id) continue;
     const T nll = row_lse - x(n, labels.data<std::int32_t>()[n]);
     const T all_classes = (row_lse - x.row(n).array()).sum();
     row_loss(n) = static_cast<T>(q.on - q.off) * nll + static_cast<T>(q.off) * all_classes;
@@ -92,13 +62,12 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& labels, const Te
                             double eps, SmoothingForm form, double dloss, Tensor& dlogits) {
   using namespace cross_entropy_detail;
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  constexpr const char* op = "cross_entropy_backward";
-  check_cross_entropy<T>(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  checks::expect(op, "dlogits", dlogits, {rows, vocab}, dtype_of<T>(), Device::cpu);
+  const auto dims =
+      checks::cross_entropy_backward_dims(dtype_of<T>(), Device::cpu, logits, labels, lse, eps, form, dlogits);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const std::int64_t c =
+      checks::cross_entropy_values("cross_entropy_backward", labels.data<std::int32_t>(), dims, pad_id);
   const Target q = smoothed_target(eps, form, vocab);
-  std::int64_t c = 0;
-  for (std::int64_t n = 0; n < rows; ++n) c += counted(op, labels, n, vocab, pad_id) ? 1 : 0;
   const Eigen::Map<const Matrix> x(logits.data<T>(), rows, vocab);
   Eigen::Map<Matrix> dx(dlogits.data<T>(), rows, vocab);
   dx.setZero();

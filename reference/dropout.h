@@ -6,28 +6,18 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 
 #include "core/backend_checks.h"
 #include "core/philox.h"
 
 namespace trepro::reference {
 
-inline void check_dropout(std::string_view op, const DropoutSpec& dropout) {
-  checks::require(dropout.p >= 0 && dropout.p < 1, op,
-                  "p must be in [0, 1), got " + std::to_string(dropout.p));
-}
-
 // out_i = keep_i in_i / (1 - p): forward and backward are this one map applied to different
 // tensors, which is what makes their masks agree. With p == 0 every element is kept and scaled
-// by exactly 1, so "off" is the identity without a special case.
+// by exactly 1, so "off" is the identity without a special case. The caller has checked that
+// out has in's shape.
 template <class T>
-void dropout_mask_scale(std::string_view op, std::string_view in_name, const Tensor& in,
-                        const DropoutSpec& dropout, std::string_view out_name, Tensor& out) {
-  check_dropout(op, dropout);
-  checks::expect(op, in_name, in, in.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, out_name, out, in.shape(), dtype_of<T>(), Device::cpu);
+void dropout_mask_scale(const Tensor& in, const DropoutSpec& dropout, Tensor& out) {
   const T scale = static_cast<T>(1 / (1 - dropout.p));
   const T* a = in.data<T>();
   T* b = out.data<T>();
@@ -38,12 +28,14 @@ void dropout_mask_scale(std::string_view op, std::string_view in_name, const Ten
 
 template <class T>
 void dropout_forward(const Tensor& x, const DropoutSpec& dropout, Tensor& y) {
-  dropout_mask_scale<T>("dropout_forward", "x", x, dropout, "y", y);
+  checks::dropout_dims("dropout_forward", dtype_of<T>(), Device::cpu, "x", x, dropout, "y", y);
+  dropout_mask_scale<T>(x, dropout, y);
 }
 
 template <class T>
 void dropout_backward(const Tensor& dy, const DropoutSpec& dropout, Tensor& dx) {
-  dropout_mask_scale<T>("dropout_backward", "dy", dy, dropout, "dx", dx);
+  checks::dropout_dims("dropout_backward", dtype_of<T>(), Device::cpu, "dy", dy, dropout, "dx", dx);
+  dropout_mask_scale<T>(dy, dropout, dx);
 }
 
 }  // namespace trepro::reference

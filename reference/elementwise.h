@@ -14,28 +14,26 @@ namespace trepro::reference {
 
 template <class T>
 void fill(Tensor& x, double value) {
-  checks::expect("fill", "x", x, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::elementwise_dims("fill", dtype_of<T>(), Device::cpu, x);
   Eigen::Map<Eigen::ArrayX<T>>(x.data<T>(), x.numel()).setConstant(static_cast<T>(value));
 }
 
 template <class T>
 void add_inplace(Tensor& acc, const Tensor& x) {
-  constexpr const char* op = "add_inplace";
-  checks::expect(op, "acc", acc, acc.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "x", x, acc.shape(), dtype_of<T>(), Device::cpu);
+  checks::add_inplace_dims(dtype_of<T>(), Device::cpu, acc, x);
   Eigen::Map<Eigen::ArrayX<T>> Acc(acc.data<T>(), acc.numel());
   Acc += Eigen::Map<const Eigen::ArrayX<T>>(x.data<T>(), x.numel());
 }
 
 template <class T>
 void scale_inplace(Tensor& x, double factor) {
-  checks::expect("scale_inplace", "x", x, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::elementwise_dims("scale_inplace", dtype_of<T>(), Device::cpu, x);
   Eigen::Map<Eigen::ArrayX<T>>(x.data<T>(), x.numel()) *= static_cast<T>(factor);
 }
 
 template <class T>
 double sum_squares(const Tensor& x) {
-  checks::expect("sum_squares", "x", x, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::elementwise_dims("sum_squares", dtype_of<T>(), Device::cpu, x);
   // A float squared is exact in double, so only the sum rounds, at the double's precision: the
   // gradient norm of a float model is then as accurate as the float64 reference's.
   return Eigen::Map<const Eigen::ArrayX<T>>(x.data<T>(), x.numel()).template cast<double>().square().sum();
@@ -43,7 +41,7 @@ double sum_squares(const Tensor& x) {
 
 template <class T>
 bool all_finite(const Tensor& x) {
-  checks::expect("all_finite", "x", x, x.shape(), dtype_of<T>(), Device::cpu);
+  checks::elementwise_dims("all_finite", dtype_of<T>(), Device::cpu, x);
   return Eigen::Map<const Eigen::ArrayX<T>>(x.data<T>(), x.numel()).isFinite().all();
 }
 

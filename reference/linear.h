@@ -18,17 +18,7 @@ namespace trepro::reference {
 template <class T>
 void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
                     Tensor* pre) {
-  constexpr const char* op = "linear_forward";
-  checks::expect_rank(op, "x", x, 2);
-  checks::expect_rank(op, "w", w, 2);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "x", x, {n, k}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "w", w, {m, k}, dtype_of<T>(), Device::cpu);
-  checks::expect_optional(op, "b", b, {m}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "y", y, {n, m}, dtype_of<T>(), Device::cpu);
-  checks::require(act == Activation::none || pre != nullptr, op,
-                  "pre is required when the activation is not none");
-  checks::expect_optional(op, "pre", pre, {n, m}, dtype_of<T>(), Device::cpu);
+  const auto [n, k, m] = checks::linear_forward_dims(dtype_of<T>(), Device::cpu, x, w, b, act, y, pre);
 
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<const Matrix> X(x.data<T>(), n, k), W(w.data<T>(), m, k);
@@ -43,19 +33,7 @@ void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activatio
 template <class T>
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
                      Tensor* dx, Tensor& dw, Tensor* db) {
-  constexpr const char* op = "linear_backward";
-  checks::expect_rank(op, "x", x, 2);
-  checks::expect_rank(op, "w", w, 2);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "x", x, {n, k}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "w", w, {m, k}, dtype_of<T>(), Device::cpu);
-  checks::require(act == Activation::none || pre != nullptr, op,
-                  "pre is required when the activation is not none");
-  checks::expect_optional(op, "pre", pre, {n, m}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dy", dy, {n, m}, dtype_of<T>(), Device::cpu);
-  checks::expect_optional(op, "dx", dx, {n, k}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dw", dw, {m, k}, dtype_of<T>(), Device::cpu);
-  checks::expect_optional(op, "db", db, {m}, dtype_of<T>(), Device::cpu);
+  const auto [n, k, m] = checks::linear_backward_dims(dtype_of<T>(), Device::cpu, x, w, pre, act, dy, dx, dw, db);
 
   // Without an activation there is nothing to differentiate: dpre is dy itself.
   Tensor dpre = act == Activation::none ? dy : Tensor::empty({n, m}, dtype_of<T>());

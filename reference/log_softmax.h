@@ -21,12 +21,7 @@ template <class Row> typename Row::Scalar log_sum_exp(const Row& x) {
 // y_nv = x_nv - log sum_u exp(x_nu)
 template <class T> void log_softmax_forward(const Tensor& x, Tensor& y) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  constexpr const char* op = "log_softmax_forward";
-  checks::expect_rank(op, "x", x, 2);
-  const std::int64_t rows = x.dim(0), vocab = x.dim(1);
-  checks::require(vocab > 0, op, "x has no classes");
-  checks::expect(op, "x", x, {rows, vocab}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "y", y, {rows, vocab}, dtype_of<T>(), Device::cpu);
+  const auto [rows, vocab] = checks::log_softmax_forward_dims(dtype_of<T>(), Device::cpu, x, y);
   const Eigen::Map<const Matrix> in(x.data<T>(), rows, vocab);
   Eigen::Map<Matrix> out(y.data<T>(), rows, vocab);
   for (std::int64_t n = 0; n < rows; ++n) out.row(n) = in.row(n).array() - log_sum_exp(in.row(n));

@@ -11,8 +11,6 @@
 #pragma once
 
 #include <cmath>
-#include <string>
-#include <string_view>
 
 #include <Eigen/Core>
 
@@ -20,58 +18,11 @@
 
 namespace trepro::reference {
 
-// beta (forward) or dbeta (backward) is required for layer norm and must be null for rms.
-inline void check_norm_bias(std::string_view op, NormKind kind, std::string_view name, const Tensor* bias) {
-  if (kind == NormKind::layer) {
-    checks::require(bias != nullptr, op, std::string(name) + " is required for layer norm");
-  } else {
-    checks::require(bias == nullptr, op, std::string(name) + " must be null for rms norm");
-  }
-}
-
-// The argument checks of norm_forward and norm_backward, under the caller's op and tensor names so
-// that the fused residual ops (add_dropout.h) report errors as their own.
-template <class T>
-void check_norm_forward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                        const Tensor& gamma, const Tensor* beta, double eps, const Tensor& y,
-                        const Tensor& mean, const Tensor& rstd) {
-  checks::expect_rank(op, x_name, x, 2);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
-  checks::require(d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
-  checks::require(eps >= 0, op, "eps must be >= 0, got " + std::to_string(eps));
-  check_norm_bias(op, kind, "beta", beta);
-  checks::expect(op, x_name, x, {n, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "gamma", gamma, {d}, dtype_of<T>(), Device::cpu);
-  checks::expect_optional(op, "beta", beta, {d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "y", y, {n, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "mean", mean, {n}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "rstd", rstd, {n}, dtype_of<T>(), Device::cpu);
-}
-
-template <class T>
-void check_norm_backward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                         const Tensor& gamma, const Tensor& mean, const Tensor& rstd, const Tensor& dy,
-                         std::string_view dx_name, const Tensor& dx, const Tensor& dgamma,
-                         const Tensor* dbeta) {
-  checks::expect_rank(op, x_name, x, 2);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
-  checks::require(d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
-  check_norm_bias(op, kind, "dbeta", dbeta);
-  checks::expect(op, x_name, x, {n, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "gamma", gamma, {d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "mean", mean, {n}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "rstd", rstd, {n}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dy", dy, {n, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, dx_name, dx, {n, d}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dgamma", dgamma, {d}, dtype_of<T>(), Device::cpu);
-  checks::expect_optional(op, "dbeta", dbeta, {d}, dtype_of<T>(), Device::cpu);
-}
-
 template <class T>
 void norm_forward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor* beta, double eps,
                   Tensor& y, Tensor& mean, Tensor& rstd) {
-  check_norm_forward<T>("norm_forward", kind, "x", x, gamma, beta, eps, y, mean, rstd);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
+  const auto [n, d] = checks::norm_forward_dims("norm_forward", dtype_of<T>(), Device::cpu, kind, "x", x, gamma, beta,
+                                                eps, y, mean, rstd);
 
   using Rows = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
@@ -91,8 +42,8 @@ void norm_forward(NormKind kind, const Tensor& x, const Tensor& gamma, const Ten
 template <class T>
 void norm_backward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                    const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
-  check_norm_backward<T>("norm_backward", kind, "x", x, gamma, mean, rstd, dy, "dx", dx, dgamma, dbeta);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
+  const auto [n, d] = checks::norm_backward_dims("norm_backward", dtype_of<T>(), Device::cpu, kind, "x", x, gamma, mean,
+                                                 rstd, dy, "dx", dx, dgamma, dbeta);
 
   using Rows = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;

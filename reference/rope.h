@@ -5,8 +5,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "core/backend_checks.h"
 
@@ -20,19 +18,9 @@ namespace rope_detail {
 template <class T>
 void rotate(const char* op, const char* x_name, const Tensor& x, int heads, std::int64_t offset, double sign,
             const char* y_name, Tensor& y) {
-  checks::expect_rank(op, x_name, x, 3);
-  checks::require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
-  const std::int64_t batch = x.dim(0), time = x.dim(1), width = x.dim(2);
-  checks::require(width % heads == 0, op,
-                  std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " +
-                      std::to_string(heads));
-  const std::int64_t d = width / heads, half = d / 2;
-  checks::require(d % 2 == 0, op, "head width " + std::to_string(d) + " is odd: rope rotates pairs");
-  checks::expect(op, x_name, x, {batch, time, width}, dtype_of<T>(), Device::cpu);
-  checks::expect(op, y_name, y, {batch, time, width}, dtype_of<T>(), Device::cpu);
-  if (offset < 0) {
-    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
-  }
+  const auto [batch, time, width, d] =
+      checks::rope_dims(op, dtype_of<T>(), Device::cpu, x_name, x, heads, offset, y_name, y);
+  const std::int64_t half = d / 2;
   const T* in = x.data<T>();
   T* out = y.data<T>();
   for (std::int64_t t = 0; t < time; ++t) {

@@ -12,11 +12,7 @@ namespace trepro::reference {
 
 template <class T>
 void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
-  constexpr const char* op = "swiglu_forward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "up", up, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "y", y, gate.shape(), dtype_of<T>(), Device::cpu);
+  checks::swiglu_forward_dims(dtype_of<T>(), Device::cpu, gate, up, y);
   const T* g = gate.data<T>();
   const T* u = up.data<T>();
   T* out = y.data<T>();
@@ -28,13 +24,7 @@ void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
 
 template <class T>
 void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
-  constexpr const char* op = "swiglu_backward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "up", up, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dy", dy, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dgate", dgate, gate.shape(), dtype_of<T>(), Device::cpu);
-  checks::expect(op, "dup", dup, gate.shape(), dtype_of<T>(), Device::cpu);
+  checks::swiglu_backward_dims(dtype_of<T>(), Device::cpu, gate, up, dy, dgate, dup);
   const T* g = gate.data<T>();
   const T* u = up.data<T>();
   const T* d = dy.data<T>();

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/activation.cc"
@@ -48,23 +48,18 @@ constexpr std::int64_t kGrain = 1 << 14;
 
 }  // namespace
 
-void activation_forward(const CpuContext& ctx, Activation act, const Tensor& x, Tensor& y) {
-  constexpr const char* op = "activation_forward";
-  checks::expect(op, "x", x, x.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "y", y, x.shape(), DType::f32, Device::cpu);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_forward_kernel), ctx.target);
-  ctx.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
+  checks::activation_forward_dims(DType::f32, Device::cpu, x, y);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_forward_kernel), context_.target);
+  context_.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(act, x.data<float>() + lo, y.data<float>() + lo, static_cast<std::size_t>(hi - lo));
   });
 }
 
-void activation_backward(const CpuContext& ctx, Activation act, const Tensor& x, const Tensor& dy, Tensor& dx) {
-  constexpr const char* op = "activation_backward";
-  checks::expect(op, "x", x, x.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dy", dy, x.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dx", dx, x.shape(), DType::f32, Device::cpu);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_backward_kernel), ctx.target);
-  ctx.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::activation_backward(Activation act, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  checks::activation_backward_dims(DType::f32, Device::cpu, x, dy, dx);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_backward_kernel), context_.target);
+  context_.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(act, x.data<float>() + lo, dy.data<float>() + lo, dx.data<float>() + lo, static_cast<std::size_t>(hi - lo));
   });
 }

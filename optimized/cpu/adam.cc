@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/adam.cc"
@@ -48,23 +47,16 @@ namespace trepro::cpu {
 
 HWY_EXPORT(adam_kernel);
 
-void adam_update(const CpuContext& ctx, Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr,
-                 double beta1, double beta2, double eps, std::int64_t step) {
-  constexpr const char* op = "adam_update";
-  checks::require(step >= 1, op, "step must be >= 1, got " + std::to_string(step));
-  checks::require(beta1 >= 0 && beta1 < 1, op, "beta1 must be in [0, 1), got " + std::to_string(beta1));
-  checks::require(beta2 >= 0 && beta2 < 1, op, "beta2 must be in [0, 1), got " + std::to_string(beta2));
-  checks::expect(op, "param", param, param.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "grad", grad, param.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "m", m, param.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "v", v, param.shape(), DType::f32, Device::cpu);
+void CpuBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr, double beta1,
+                             double beta2, double eps, std::int64_t step) {
+  checks::adam_update_dims(DType::f32, Device::cpu, param, grad, m, v, beta1, beta2, step);
   const double t = static_cast<double>(step);
   const float constants[] = {static_cast<float>(beta1),          static_cast<float>(1 - beta1),
                              static_cast<float>(beta2),          static_cast<float>(1 - beta2),
                              static_cast<float>(1 - std::pow(beta1, t)), static_cast<float>(1 - std::pow(beta2, t)),
                              static_cast<float>(lr),             static_cast<float>(eps)};
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(adam_kernel), ctx.target);
-  ctx.pool.parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(adam_kernel), context_.target);
+  context_.pool.parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t lo, std::int64_t hi) {
     kernel(param.data<float>() + lo, grad.data<float>() + lo, m.data<float>() + lo, v.data<float>() + lo,
            static_cast<std::size_t>(hi - lo), constants);
   });

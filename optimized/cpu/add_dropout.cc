@@ -9,12 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/dropout_chunks.h"
 #include "optimized/cpu/dropout_mask.h"
 #include "optimized/cpu/norm_parallel.h"
-#include "optimized/cpu/ops.h"
-#include "reference/add_dropout.h"  // the argument checks only, so both backends reject alike
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/add_dropout.cc"
@@ -62,60 +62,49 @@ namespace trepro::cpu {
 HWY_EXPORT(add_dropout_norm_forward_rows);
 HWY_EXPORT(add_dropout_norm_backward_rows);
 
-void add_dropout_forward(const CpuContext& ctx, const Tensor& residual, const Tensor& x, const DropoutSpec& dropout,
-                         Tensor& out) {
-  constexpr const char* op = "add_dropout_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "x", x, residual.shape(), DType::f32, Device::cpu);
-  reference::check_dropout(op, dropout);
-  checks::expect(op, "out", out, residual.shape(), DType::f32, Device::cpu);
-  dropout_chunks(ctx, dropout, x.data<float>(), residual.data<float>(), out.data<float>(), x.numel());
+void CpuBackend::add_dropout_forward(const Tensor& residual, const Tensor& x, const DropoutSpec& dropout, Tensor& out) {
+  checks::add_dropout_forward_dims(DType::f32, Device::cpu, residual, x, dropout, out);
+  dropout_chunks(context_, dropout, x.data<float>(), residual.data<float>(), out.data<float>(), x.numel());
 }
 
-void add_dropout_norm_forward(const CpuContext& ctx, NormKind kind, const Tensor& residual, const Tensor& x,
-                              const DropoutSpec& dropout, const Tensor& gamma, const Tensor* beta, double eps,
-                              Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) {
-  constexpr const char* op = "add_dropout_norm_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "x", x, residual.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "sum", sum, residual.shape(), DType::f32, Device::cpu);
-  reference::check_dropout(op, dropout);
-  reference::check_norm_forward<float>(op, kind, "sum", sum, gamma, beta, eps, y, mean, rstd);
-  const std::int64_t n = sum.dim(0), d = sum.dim(1);
+void CpuBackend::add_dropout_norm_forward(NormKind kind, const Tensor& residual, const Tensor& x,
+                                          const DropoutSpec& dropout, const Tensor& gamma, const Tensor* beta,
+                                          double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) {
+  const checks::NormDims dims = checks::add_dropout_norm_forward_dims(DType::f32, Device::cpu, kind, residual, x,
+                                                                      dropout, gamma, beta, eps, sum, y, mean, rstd);
+  const std::int64_t n = dims.n, d = dims.d;
   const ResidualRows rows{kind, static_cast<std::size_t>(d), gamma.data<float>(),
                           beta != nullptr ? beta->data<float>() : nullptr, static_cast<float>(eps), dropout};
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_dropout_norm_forward_rows), ctx.target);
-  const int tasks = static_cast<int>(std::min<std::int64_t>(ctx.pool.threads(), (n + norm_row_grain(d) - 1) / norm_row_grain(d)));
-  ctx.pool.run(tasks, [&](int task) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_dropout_norm_forward_rows), context_.target);
+  const int tasks = static_cast<int>(
+      std::min<std::int64_t>(context_.pool.threads(), (n + norm_row_grain(d) - 1) / norm_row_grain(d)));
+  context_.pool.run(tasks, [&](int task) {
     const std::int64_t lo = n * task / tasks, hi = n * (task + 1) / tasks;
     kernel(rows, static_cast<std::size_t>(lo), static_cast<std::size_t>(hi), residual.data<float>(), x.data<float>(),
            sum.data<float>(), y.data<float>(), mean.data<float>(), rstd.data<float>(),
-           ctx.workspace.floats(task, Slot::op_scratch2, static_cast<std::size_t>(d)));
+           context_.workspace.floats(task, Slot::op_scratch2, static_cast<std::size_t>(d)));
   });
 }
 
-void add_dropout_norm_backward(const CpuContext& ctx, NormKind kind, const Tensor& sum, const Tensor& gamma,
-                               const Tensor& mean, const Tensor& rstd, const DropoutSpec& dropout, const Tensor& dy,
-                               Tensor& dresidual, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
-  constexpr const char* op = "add_dropout_norm_backward";
-  reference::check_dropout(op, dropout);
-  reference::check_norm_backward<float>(op, kind, "sum", sum, gamma, mean, rstd, dy, "dresidual", dresidual, dgamma,
-                                        dbeta);
-  checks::expect(op, "dx", dx, sum.shape(), DType::f32, Device::cpu);
-  const std::int64_t n = sum.dim(0), d = sum.dim(1);
+void CpuBackend::add_dropout_norm_backward(NormKind kind, const Tensor& sum, const Tensor& gamma, const Tensor& mean,
+                                           const Tensor& rstd, const DropoutSpec& dropout, const Tensor& dy,
+                                           Tensor& dresidual, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
+  const checks::NormDims dims = checks::add_dropout_norm_backward_dims(DType::f32, Device::cpu, kind, sum, gamma, mean,
+                                                                       rstd, dropout, dy, dresidual, dx, dgamma, dbeta);
+  const std::int64_t n = dims.n, d = dims.d;
   // Parameter gradients first: dresidual may alias dy.
-  norm_parameter_gradients_parallel(ctx, sum.data<float>(), dy.data<float>(), mean.data<float>(), rstd.data<float>(),
-                                    n, d, dgamma.data<float>(), dbeta != nullptr ? dbeta->data<float>() : nullptr);
+  norm_parameter_gradients_parallel(context_, sum.data<float>(), dy.data<float>(), mean.data<float>(),
+                                    rstd.data<float>(), n, d, dgamma.data<float>(),
+                                    dbeta != nullptr ? dbeta->data<float>() : nullptr);
   const ResidualRows rows{kind, static_cast<std::size_t>(d), gamma.data<float>(), nullptr, 0.0f, dropout};
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_dropout_norm_backward_rows), ctx.target);
-  const int tasks = static_cast<int>(std::min<std::int64_t>(ctx.pool.threads(), (n + norm_row_grain(d) - 1) / norm_row_grain(d)));
-  ctx.pool.run(tasks, [&](int task) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_dropout_norm_backward_rows), context_.target);
+  const int tasks = static_cast<int>(
+      std::min<std::int64_t>(context_.pool.threads(), (n + norm_row_grain(d) - 1) / norm_row_grain(d)));
+  context_.pool.run(tasks, [&](int task) {
     const std::int64_t lo = n * task / tasks, hi = n * (task + 1) / tasks;
     kernel(rows, static_cast<std::size_t>(lo), static_cast<std::size_t>(hi), sum.data<float>(), mean.data<float>(),
            rstd.data<float>(), dy.data<float>(), dresidual.data<float>(), dx.data<float>(),
-           ctx.workspace.floats(task, Slot::op_scratch2, static_cast<std::size_t>(d)));
+           context_.workspace.floats(task, Slot::op_scratch2, static_cast<std::size_t>(d)));
   });
 }
 

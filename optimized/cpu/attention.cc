@@ -15,7 +15,7 @@
 // and the result does not depend on the thread count. With p = exp(s - lse) recomputed:
 //   dV += P~^T dO,  dP = dO V^T,  dS = P (F dP - D) with D_i = <dout_i, out_i>,
 //   dK += scale dS^T Q,  dQ += scale dS K      (F the dropout factors, 1 without dropout)
-#include "optimized/cpu/attention.h"
+#include "optimized/cpu/cpu_backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,8 +32,8 @@
 
 #include <hwy/highway.h>
 
-#include "optimized/cpu/attention_tiles-inl.h"
 #include "optimized/cpu/attention_backward-inl.h"
+#include "optimized/cpu/attention_tiles-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace trepro::cpu::HWY_NAMESPACE {
@@ -191,15 +191,9 @@ HWY_EXPORT(attention_backward_kernel);
 
 namespace {
 
-// The reference's checks (reference/attention.h), so that both reject the same calls with the
-// same messages, and the problem they describe.
-AttentionProblem checked_problem(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                                 const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                                 const Tensor& out, const Tensor& lse) {
-  const auto d = checks::attention_dims(op, DType::f32, Device::cpu, q, k, v, heads, key_padding);
-  checks::expect(op, "out", out, {d.batch, d.tq, d.heads * d.dv}, DType::f32, Device::cpu);
-  checks::expect(op, "lse", lse, {d.batch, d.heads, d.tq}, DType::f32, Device::cpu);
-  checks::require(dropout.p >= 0.0 && dropout.p < 1.0, op, "dropout p must be in [0, 1)");
+// The problem that checked dims (core/backend_checks.h) describe.
+AttentionProblem attention_problem(const checks::AttentionDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout) {
   return {q.data<float>(), k.data<float>(), v.data<float>(),
           key_padding != nullptr ? key_padding->data<std::int32_t>() : nullptr,
           d.batch, d.tq, d.tk, d.heads, d.dk, d.dv, causal, static_cast<float>(scale), dropout};
@@ -207,28 +201,26 @@ AttentionProblem checked_problem(const char* op, const Tensor& q, const Tensor& 
 
 }  // namespace
 
-void attention_forward(const CpuContext& ctx, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                       const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                       Tensor& out, Tensor& lse) {
-  const AttentionProblem p =
-      checked_problem("attention_forward", q, k, v, heads, key_padding, causal, scale, dropout, out, lse);
-  for_target(HWY_DISPATCH_TABLE(attention_forward_kernel), ctx.target)(p, out.data<float>(), lse.data<float>(),
-                                                                        ctx.pool, ctx.workspace);
+void CpuBackend::attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+                                   const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
+                                   Tensor& out, Tensor& lse) {
+  const AttentionProblem p = attention_problem(
+      checks::attention_forward_dims(DType::f32, Device::cpu, q, k, v, heads, key_padding, dropout, out, lse), q, k, v,
+      key_padding, causal, scale, dropout);
+  for_target(HWY_DISPATCH_TABLE(attention_forward_kernel), context_.target)(p, out.data<float>(), lse.data<float>(),
+                                                                            context_.pool, context_.workspace);
 }
 
-void attention_backward(const CpuContext& ctx, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                        const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                        const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
-                        Tensor& dv) {
-  constexpr const char* op = "attention_backward";
-  const AttentionProblem p = checked_problem(op, q, k, v, heads, key_padding, causal, scale, dropout, out, lse);
-  checks::expect(op, "dout", dout, out.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dq", dq, q.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dk", dk, k.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dv", dv, v.shape(), DType::f32, Device::cpu);
+void CpuBackend::attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+                                    const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
+                                    const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                                    Tensor& dv) {
+  const checks::AttentionDims dims = checks::attention_backward_dims(DType::f32, Device::cpu, q, k, v, heads,
+                                                                     key_padding, dropout, out, lse, dout, dq, dk, dv);
+  const AttentionProblem p = attention_problem(dims, q, k, v, key_padding, causal, scale, dropout);
   const AttentionGradients g{out.data<float>(), lse.data<float>(), dout.data<float>(),
                              dq.data<float>(), dk.data<float>(), dv.data<float>()};
-  for_target(HWY_DISPATCH_TABLE(attention_backward_kernel), ctx.target)(p, g, ctx.pool, ctx.workspace);
+  for_target(HWY_DISPATCH_TABLE(attention_backward_kernel), context_.target)(p, g, context_.pool, context_.workspace);
 }
 
 }  // namespace trepro::cpu

@@ -1,8 +1,10 @@
 // The optimized CPU backend: float32, Highway SIMD for one target chosen per instance
 // ("cpu-avx3", "cpu-avx2", "cpu-sse4", "cpu-scalar"), one thread pool shared by all its ops.
 //
-// Each op is a function in its own file (optimized/cpu/<op>.cc, declared in ops.h; attention in
-// attention.h); this class only owns the context and routes the Backend interface to them.
+// Each op's members are defined in its own file, optimized/cpu/<op>.cc (memory.cc: empty, zeros,
+// upload, download; elementwise.cc: fill ... all_finite), with its argument checks from
+// core/backend_checks.h and its Highway kernels; cpu_backend.cc has the rest: construction,
+// the name, the list of compiled targets.
 #pragma once
 
 #include <cstdint>

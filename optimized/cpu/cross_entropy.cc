@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
-#include "reference/cross_entropy.h"  // the argument checks and the target q, shared with the reference
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/cross_entropy.cc"
@@ -71,29 +71,35 @@ HWY_EXPORT(cross_entropy_backward_rows);
 
 namespace {
 
-// Counts the rows that count, checking every label before any work (a bad label is a data bug
-// reported by value, as the reference does).
-std::int64_t count_rows(const char* op, const Tensor& labels, std::int64_t rows, std::int64_t vocab, int pad_id) {
-  std::int64_t c = 0;
-  for (std::int64_t n = 0; n < rows; ++n) c += reference::cross_entropy_detail::counted(op, labels, n, vocab, pad_id) ? 1 : 0;
-  return c;
+// The target distribution q of a counted row: `on` at the label, `off` at every other class
+// (core/backend.h has both smoothing forms).
+struct SmoothedTarget {
+  double on, off;
+};
+
+SmoothedTarget smoothed_target(double eps, SmoothingForm form, std::int64_t vocab) {
+  if (form == SmoothingForm::uniform) return {1.0 - eps + eps / vocab, eps / vocab};
+  return {1.0 - eps, eps / (vocab - 1)};
 }
 
 std::int64_t row_grain(std::int64_t vocab) { return std::max<std::int64_t>(1, 16384 / vocab); }
 
 }  // namespace
 
-double cross_entropy_forward(const CpuContext& ctx, const Tensor& logits, const Tensor& labels, int pad_id,
-                             double eps, SmoothingForm form, Tensor& lse, std::int64_t* count) {
-  constexpr const char* op = "cross_entropy_forward";
-  reference::cross_entropy_detail::check_cross_entropy<float>(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  const std::int64_t c = count_rows(op, labels, rows, vocab, pad_id);
-  const auto q = reference::cross_entropy_detail::smoothed_target(eps, form, vocab);
+double CpuBackend::cross_entropy_forward(const Tensor& logits, const Tensor& labels, int pad_id, double eps,
+                                         SmoothingForm form, Tensor& lse, std::int64_t* count) {
+  const checks::CrossEntropyDims dims =
+      checks::cross_entropy_forward_dims(DType::f32, Device::cpu, logits, labels, eps, form, lse);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  // Every label is checked before any work: a bad one is a data bug, reported by value.
+  const std::int64_t c =
+      checks::cross_entropy_values("cross_entropy_forward", labels.data<std::int32_t>(), dims, pad_id);
+  const SmoothedTarget q = smoothed_target(eps, form, vocab);
   // Row losses in double: the workspace holds floats, two per double.
-  auto* row_loss = reinterpret_cast<double*>(ctx.workspace.floats(0, Slot::op_scratch, static_cast<std::size_t>(2 * rows)));
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(cross_entropy_forward_rows), ctx.target);
-  ctx.pool.parallel_for(0, rows, row_grain(vocab), [&](std::int64_t lo, std::int64_t hi) {
+  auto* row_loss =
+      reinterpret_cast<double*>(context_.workspace.floats(0, Slot::op_scratch, static_cast<std::size_t>(2 * rows)));
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(cross_entropy_forward_rows), context_.target);
+  context_.pool.parallel_for(0, rows, row_grain(vocab), [&](std::int64_t lo, std::int64_t hi) {
     kernel(logits.data<float>() + lo * vocab, labels.data<std::int32_t>() + lo, static_cast<std::size_t>(hi - lo),
            static_cast<std::size_t>(vocab), pad_id, q.on, q.off, lse.data<float>() + lo, row_loss + lo);
   });
@@ -104,21 +110,21 @@ double cross_entropy_forward(const CpuContext& ctx, const Tensor& logits, const 
   return total / static_cast<double>(c);
 }
 
-void cross_entropy_backward(const CpuContext& ctx, const Tensor& logits, const Tensor& labels, const Tensor& lse,
-                            int pad_id, double eps, SmoothingForm form, double dloss, Tensor& dlogits) {
-  constexpr const char* op = "cross_entropy_backward";
-  reference::cross_entropy_detail::check_cross_entropy<float>(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  checks::expect(op, "dlogits", dlogits, {rows, vocab}, DType::f32, Device::cpu);
-  const std::int64_t c = count_rows(op, labels, rows, vocab, pad_id);
-  const auto q = reference::cross_entropy_detail::smoothed_target(eps, form, vocab);
+void CpuBackend::cross_entropy_backward(const Tensor& logits, const Tensor& labels, const Tensor& lse, int pad_id,
+                                        double eps, SmoothingForm form, double dloss, Tensor& dlogits) {
+  const checks::CrossEntropyDims dims =
+      checks::cross_entropy_backward_dims(DType::f32, Device::cpu, logits, labels, lse, eps, form, dlogits);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const std::int64_t c =
+      checks::cross_entropy_values("cross_entropy_backward", labels.data<std::int32_t>(), dims, pad_id);
+  const SmoothedTarget q = smoothed_target(eps, form, vocab);
   if (c == 0) {
     std::fill(dlogits.data<float>(), dlogits.data<float>() + dlogits.numel(), 0.0f);
     return;
   }
   const auto g = static_cast<float>(dloss / static_cast<double>(c));
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(cross_entropy_backward_rows), ctx.target);
-  ctx.pool.parallel_for(0, rows, row_grain(vocab), [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(cross_entropy_backward_rows), context_.target);
+  context_.pool.parallel_for(0, rows, row_grain(vocab), [&](std::int64_t lo, std::int64_t hi) {
     kernel(logits.data<float>() + lo * vocab, labels.data<std::int32_t>() + lo, lse.data<float>() + lo,
            static_cast<std::size_t>(hi - lo), static_cast<std::size_t>(vocab), pad_id, static_cast<float>(q.on),
            static_cast<float>(q.off), g, dlogits.data<float>() + lo * vocab);

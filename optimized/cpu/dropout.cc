@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/dropout_chunks.h"
 #include "optimized/cpu/dropout_mask.h"
-#include "optimized/cpu/ops.h"
-#include "reference/dropout.h"  // the argument checks only, so both backends reject alike
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/dropout.cc"
@@ -59,9 +59,7 @@ namespace {
 
 void dropout_map(const CpuContext& ctx, const char* op, const char* in_name, const Tensor& in,
                  const DropoutSpec& dropout, const char* out_name, Tensor& out) {
-  reference::check_dropout(op, dropout);
-  checks::expect(op, in_name, in, in.shape(), DType::f32, Device::cpu);
-  checks::expect(op, out_name, out, in.shape(), DType::f32, Device::cpu);
+  checks::dropout_dims(op, DType::f32, Device::cpu, in_name, in, dropout, out_name, out);
   if (!dropout.active()) {
     // p = 0 keeps every element with factor exactly 1: a copy.
     if (out.data<float>() != in.data<float>()) {
@@ -74,12 +72,12 @@ void dropout_map(const CpuContext& ctx, const char* op, const char* in_name, con
 
 }  // namespace
 
-void dropout_forward(const CpuContext& ctx, const Tensor& x, const DropoutSpec& dropout, Tensor& y) {
-  dropout_map(ctx, "dropout_forward", "x", x, dropout, "y", y);
+void CpuBackend::dropout_forward(const Tensor& x, const DropoutSpec& dropout, Tensor& y) {
+  dropout_map(context_, "dropout_forward", "x", x, dropout, "y", y);
 }
 
-void dropout_backward(const CpuContext& ctx, const Tensor& dy, const DropoutSpec& dropout, Tensor& dx) {
-  dropout_map(ctx, "dropout_backward", "dy", dy, dropout, "dx", dx);
+void CpuBackend::dropout_backward(const Tensor& dy, const DropoutSpec& dropout, Tensor& dx) {
+  dropout_map(context_, "dropout_backward", "dy", dy, dropout, "dx", dx);
 }
 
 }  // namespace trepro::cpu

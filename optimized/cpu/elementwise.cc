@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/elementwise.cc"
@@ -87,44 +87,42 @@ constexpr std::int64_t kReductionChunk = 1 << 14;
 
 }  // namespace
 
-void fill(const CpuContext& ctx, Tensor& x, double value) {
-  checks::expect("fill", "x", x, x.shape(), DType::f32, Device::cpu);
+void CpuBackend::fill(Tensor& x, double value) {
+  checks::elementwise_dims("fill", DType::f32, Device::cpu, x);
   float* p = x.data<float>();
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(fill_kernel), ctx.target);
-  ctx.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(fill_kernel), context_.target);
+  context_.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(p + lo, static_cast<std::size_t>(hi - lo), static_cast<float>(value));
   });
 }
 
-void add_inplace(const CpuContext& ctx, Tensor& acc, const Tensor& x) {
-  constexpr const char* op = "add_inplace";
-  checks::expect(op, "acc", acc, acc.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "x", x, acc.shape(), DType::f32, Device::cpu);
+void CpuBackend::add_inplace(Tensor& acc, const Tensor& x) {
+  checks::add_inplace_dims(DType::f32, Device::cpu, acc, x);
   float* a = acc.data<float>();
   const float* b = x.data<float>();
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_kernel), ctx.target);
-  ctx.pool.parallel_for(0, acc.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(add_kernel), context_.target);
+  context_.pool.parallel_for(0, acc.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(a + lo, b + lo, static_cast<std::size_t>(hi - lo));
   });
 }
 
-void scale_inplace(const CpuContext& ctx, Tensor& x, double factor) {
-  checks::expect("scale_inplace", "x", x, x.shape(), DType::f32, Device::cpu);
+void CpuBackend::scale_inplace(Tensor& x, double factor) {
+  checks::elementwise_dims("scale_inplace", DType::f32, Device::cpu, x);
   float* p = x.data<float>();
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(scale_kernel), ctx.target);
-  ctx.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(scale_kernel), context_.target);
+  context_.pool.parallel_for(0, x.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(p + lo, static_cast<std::size_t>(hi - lo), static_cast<float>(factor));
   });
 }
 
-double sum_squares(const CpuContext& ctx, const Tensor& x) {
-  checks::expect("sum_squares", "x", x, x.shape(), DType::f32, Device::cpu);
+double CpuBackend::sum_squares(const Tensor& x) {
+  checks::elementwise_dims("sum_squares", DType::f32, Device::cpu, x);
   const float* p = x.data<float>();
   const std::int64_t n = x.numel();
   const std::int64_t chunks = (n + kReductionChunk - 1) / kReductionChunk;
   std::vector<double> partial(static_cast<std::size_t>(chunks));
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(sum_squares_kernel), ctx.target);
-  ctx.pool.parallel_for(0, chunks, 4, [&](std::int64_t lo, std::int64_t hi) {
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(sum_squares_kernel), context_.target);
+  context_.pool.parallel_for(0, chunks, 4, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t c = lo; c < hi; ++c) {
       const std::int64_t begin = c * kReductionChunk, end = std::min(n, begin + kReductionChunk);
       partial[static_cast<std::size_t>(c)] = kernel(p + begin, static_cast<std::size_t>(end - begin));
@@ -135,10 +133,10 @@ double sum_squares(const CpuContext& ctx, const Tensor& x) {
   return sum;
 }
 
-bool all_finite(const CpuContext& ctx, const Tensor& x) {
-  checks::expect("all_finite", "x", x, x.shape(), DType::f32, Device::cpu);
-  return for_target(HWY_DISPATCH_TABLE(all_finite_kernel), ctx.target)(x.data<float>(),
-                                                                        static_cast<std::size_t>(x.numel()));
+bool CpuBackend::all_finite(const Tensor& x) {
+  checks::elementwise_dims("all_finite", DType::f32, Device::cpu, x);
+  return for_target(HWY_DISPATCH_TABLE(all_finite_kernel), context_.target)(x.data<float>(),
+                                                                            static_cast<std::size_t>(x.numel()));
 }
 
 }  // namespace trepro::cpu

@@ -9,8 +9,8 @@
 #include <cstdint>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/embedding.cc"
@@ -68,8 +68,8 @@ void sinusoidal_rows(const CpuContext& ctx, std::int64_t offset, std::int64_t ti
 
 }  // namespace
 
-void embedding_forward(const CpuContext& ctx, const Tensor& ids, const Tensor& table, double scale, Positional pos,
-                       const Tensor* pos_table, std::int64_t offset, Tensor& out) {
+void CpuBackend::embedding_forward(const Tensor& ids, const Tensor& table, double scale, Positional pos,
+                                   const Tensor* pos_table, std::int64_t offset, Tensor& out) {
   constexpr const char* op = "embedding_forward";
   const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cpu, ids, "table", table, "out", out,
                                                             "pos_table", pos_table, pos, offset);
@@ -78,49 +78,50 @@ void embedding_forward(const CpuContext& ctx, const Tensor& ids, const Tensor& t
 
   const float* positions = nullptr;  // row t at positions + t * d
   if (pos == Positional::sinusoidal) {
-    float* rows = ctx.workspace.floats(0, Slot::op_scratch, static_cast<std::size_t>(time * d));
-    sinusoidal_rows(ctx, offset, time, d, rows);
+    float* rows = context_.workspace.floats(0, Slot::op_scratch, static_cast<std::size_t>(time * d));
+    sinusoidal_rows(context_, offset, time, d, rows);
     positions = rows;
   } else if (pos == Positional::learned) {
     positions = pos_table->data<float>() + offset * d;
   }
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(embed_row), ctx.target);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(embed_row), context_.target);
   const std::int32_t* id = ids.data<std::int32_t>();
-  ctx.pool.parallel_for(0, batch * time, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(d, 1)),
-                        [&](std::int64_t lo, std::int64_t hi) {
-                          for (std::int64_t n = lo; n < hi; ++n) {
-                            kernel(table.data<float>() + static_cast<std::int64_t>(id[n]) * d,
-                                   positions != nullptr ? positions + (n % time) * d : nullptr,
-                                   static_cast<float>(scale), out.data<float>() + n * d, static_cast<std::size_t>(d));
-                          }
-                        });
+  context_.pool.parallel_for(0, batch * time, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(d, 1)),
+                             [&](std::int64_t lo, std::int64_t hi) {
+                               for (std::int64_t n = lo; n < hi; ++n) {
+                                 kernel(table.data<float>() + static_cast<std::int64_t>(id[n]) * d,
+                                        positions != nullptr ? positions + (n % time) * d : nullptr,
+                                        static_cast<float>(scale), out.data<float>() + n * d,
+                                        static_cast<std::size_t>(d));
+                               }
+                             });
 }
 
-void embedding_backward(const CpuContext& ctx, const Tensor& ids, const Tensor& dout, double scale, Positional pos,
-                        std::int64_t offset, Tensor& dtable, Tensor* dpos_table) {
+void CpuBackend::embedding_backward(const Tensor& ids, const Tensor& dout, double scale, Positional pos,
+                                    std::int64_t offset, Tensor& dtable, Tensor* dpos_table) {
   constexpr const char* op = "embedding_backward";
   const checks::EmbeddingDims dims = checks::embedding_dims(op, DType::f32, Device::cpu, ids, "dtable", dtable, "dout",
                                                             dout, "dpos_table", dpos_table, pos, offset);
   checks::embedding_values(op, ids.data<std::int32_t>(), dims, "dpos_table", dpos_table, offset);
   const auto [batch, time, vocab, d] = dims;
 
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(accumulate_row), ctx.target);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(accumulate_row), context_.target);
   const std::int32_t* id = ids.data<std::int32_t>();
   // Blocks of 64 columns: a split never cuts a vector, so every column runs the same code.
   const std::int64_t blocks = (d + 63) / 64;
-  ctx.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(batch * time * 64, 1)),
-                        [&](std::int64_t lo, std::int64_t hi) {
-                          const std::int64_t c0 = lo * 64, width = std::min(d, hi * 64) - c0;
-                          for (std::int64_t n = 0; n < batch * time; ++n) {
-                            const float* g = dout.data<float>() + n * d + c0;
-                            kernel(dtable.data<float>() + static_cast<std::int64_t>(id[n]) * d + c0, g,
-                                   static_cast<float>(scale), static_cast<std::size_t>(width));
-                            if (dpos_table != nullptr) {
-                              kernel(dpos_table->data<float>() + (offset + n % time) * d + c0, g, 1.0f,
-                                     static_cast<std::size_t>(width));
-                            }
-                          }
-                        });
+  context_.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(batch * time * 64, 1)),
+                             [&](std::int64_t lo, std::int64_t hi) {
+                               const std::int64_t c0 = lo * 64, width = std::min(d, hi * 64) - c0;
+                               for (std::int64_t n = 0; n < batch * time; ++n) {
+                                 const float* g = dout.data<float>() + n * d + c0;
+                                 kernel(dtable.data<float>() + static_cast<std::int64_t>(id[n]) * d + c0, g,
+                                        static_cast<float>(scale), static_cast<std::size_t>(width));
+                                 if (dpos_table != nullptr) {
+                                   kernel(dpos_table->data<float>() + (offset + n % time) * d + c0, g, 1.0f,
+                                          static_cast<std::size_t>(width));
+                                 }
+                               }
+                             });
 }
 
 }  // namespace trepro::cpu

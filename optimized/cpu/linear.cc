@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/gemm.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/linear.cc"
@@ -56,70 +56,47 @@ namespace trepro::cpu {
 HWY_EXPORT(activation_gradient_kernel);
 HWY_EXPORT(column_sums_kernel);
 
-namespace {
-
-// The reference's checks (reference/linear.h), under the same names and messages.
-void check_linear(const char* op, const Tensor& x, const Tensor& w, const Tensor* pre, Activation act) {
-  checks::expect_rank(op, "x", x, 2);
-  checks::expect_rank(op, "w", w, 2);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "x", x, {n, k}, DType::f32, Device::cpu);
-  checks::expect(op, "w", w, {m, k}, DType::f32, Device::cpu);
-  checks::require(act == Activation::none || pre != nullptr, op, "pre is required when the activation is not none");
-  checks::expect_optional(op, "pre", pre, {n, m}, DType::f32, Device::cpu);
-}
-
-}  // namespace
-
-void linear_forward(const CpuContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, Activation act,
-                    Tensor& y, Tensor* pre) {
-  constexpr const char* op = "linear_forward";
-  check_linear(op, x, w, pre, act);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect_optional(op, "b", b, {m}, DType::f32, Device::cpu);
-  checks::expect(op, "y", y, {n, m}, DType::f32, Device::cpu);
+void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
+                                Tensor* pre) {
+  const checks::LinearDims dims = checks::linear_forward_dims(DType::f32, Device::cpu, x, w, b, act, y, pre);
+  const std::int64_t n = dims.n, k = dims.k, m = dims.m;
   // y = x w^T: w [M, K] read as B [K, M] with unit row stride.
   const GemmEpilogue epilogue{b != nullptr ? b->data<float>() : nullptr, act,
                               act != Activation::none ? pre->data<float>() : nullptr};
-  gemm(ctx, n, m, k, {x.data<float>(), k, 1}, {w.data<float>(), 1, k}, y.data<float>(), m, false, epilogue);
+  gemm(context_, n, m, k, {x.data<float>(), k, 1}, {w.data<float>(), 1, k}, y.data<float>(), m, false, epilogue);
 }
 
-void linear_backward(const CpuContext& ctx, const Tensor& x, const Tensor& w, const Tensor* pre, Activation act,
-                     const Tensor& dy, Tensor* dx, Tensor& dw, Tensor* db) {
-  constexpr const char* op = "linear_backward";
-  check_linear(op, x, w, pre, act);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "dy", dy, {n, m}, DType::f32, Device::cpu);
-  checks::expect_optional(op, "dx", dx, {n, k}, DType::f32, Device::cpu);
-  checks::expect(op, "dw", dw, {m, k}, DType::f32, Device::cpu);
-  checks::expect_optional(op, "db", db, {m}, DType::f32, Device::cpu);
+void CpuBackend::linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
+                                 Tensor* dx, Tensor& dw, Tensor* db) {
+  const checks::LinearDims dims = checks::linear_backward_dims(DType::f32, Device::cpu, x, w, pre, act, dy, dx, dw, db);
+  const std::int64_t n = dims.n, k = dims.k, m = dims.m;
 
   // Without an activation dpre is dy itself; otherwise it lives in the reused workspace.
   const float* dpre = dy.data<float>();
   if (act != Activation::none) {
-    float* buffer = ctx.workspace.floats(0, Slot::linear_dpre, static_cast<std::size_t>(n * m));
-    const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_gradient_kernel), ctx.target);
-    ctx.pool.parallel_for(0, n, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(m, 1)),
-                          [&](std::int64_t lo, std::int64_t hi) {
-                            kernel(act, pre->data<float>() + lo * m, dy.data<float>() + lo * m, buffer + lo * m,
-                                   static_cast<std::size_t>((hi - lo) * m));
-                          });
+    float* buffer = context_.workspace.floats(0, Slot::linear_dpre, static_cast<std::size_t>(n * m));
+    const auto kernel = for_target(HWY_DISPATCH_TABLE(activation_gradient_kernel), context_.target);
+    context_.pool.parallel_for(0, n, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(m, 1)),
+                               [&](std::int64_t lo, std::int64_t hi) {
+                                 kernel(act, pre->data<float>() + lo * m, dy.data<float>() + lo * m, buffer + lo * m,
+                                        static_cast<std::size_t>((hi - lo) * m));
+                               });
     dpre = buffer;
   }
   // dx [N, K] = dpre [N, M] w [M, K]
-  if (dx != nullptr) gemm(ctx, n, k, m, {dpre, m, 1}, {w.data<float>(), k, 1}, dx->data<float>(), k, false, {});
+  if (dx != nullptr) gemm(context_, n, k, m, {dpre, m, 1}, {w.data<float>(), k, 1}, dx->data<float>(), k, false, {});
   // dw [M, K] += dpre^T [M, N] x [N, K]
-  gemm(ctx, m, k, n, {dpre, 1, m}, {x.data<float>(), k, 1}, dw.data<float>(), k, true, {});
+  gemm(context_, m, k, n, {dpre, 1, m}, {x.data<float>(), k, 1}, dw.data<float>(), k, true, {});
   if (db != nullptr) {
     // Column blocks per thread; each column sums its rows in order, whatever the split.
-    const auto kernel = for_target(HWY_DISPATCH_TABLE(column_sums_kernel), ctx.target);
+    const auto kernel = for_target(HWY_DISPATCH_TABLE(column_sums_kernel), context_.target);
     const std::int64_t blocks = (m + 63) / 64;
-    ctx.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(n, 1)),
-                          [&](std::int64_t lo, std::int64_t hi) {
-                            const std::int64_t c0 = lo * 64, c1 = std::min(m, hi * 64);
-                            kernel(dpre + c0, static_cast<std::size_t>(n), static_cast<std::size_t>(c1 - c0),
-                                   static_cast<std::size_t>(m), db->data<float>() + c0);
-                          });
+    context_.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(n, 1)),
+                               [&](std::int64_t lo, std::int64_t hi) {
+                                 const std::int64_t c0 = lo * 64, c1 = std::min(m, hi * 64);
+                                 kernel(dpre + c0, static_cast<std::size_t>(n), static_cast<std::size_t>(c1 - c0),
+                                        static_cast<std::size_t>(m), db->data<float>() + c0);
+                               });
   }
 }
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/log_softmax.cc"
@@ -34,15 +34,11 @@ namespace trepro::cpu {
 
 HWY_EXPORT(log_softmax_rows);
 
-void log_softmax_forward(const CpuContext& ctx, const Tensor& x, Tensor& y) {
-  constexpr const char* op = "log_softmax_forward";
-  checks::expect_rank(op, "x", x, 2);
-  const std::int64_t rows = x.dim(0), vocab = x.dim(1);
-  checks::require(vocab > 0, op, "x has no classes");
-  checks::expect(op, "x", x, {rows, vocab}, DType::f32, Device::cpu);
-  checks::expect(op, "y", y, {rows, vocab}, DType::f32, Device::cpu);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(log_softmax_rows), ctx.target);
-  ctx.pool.parallel_for(0, rows, std::max<std::int64_t>(1, 16384 / vocab), [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::log_softmax_forward(const Tensor& x, Tensor& y) {
+  const checks::LogSoftmaxDims dims = checks::log_softmax_forward_dims(DType::f32, Device::cpu, x, y);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(log_softmax_rows), context_.target);
+  context_.pool.parallel_for(0, rows, std::max<std::int64_t>(1, 16384 / vocab), [&](std::int64_t lo, std::int64_t hi) {
     kernel(x.data<float>() + lo * vocab, y.data<float>() + lo * vocab, static_cast<std::size_t>(hi - lo),
            static_cast<std::size_t>(vocab));
   });

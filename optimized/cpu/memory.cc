@@ -6,30 +6,30 @@
 #include <stdexcept>
 #include <string>
 
-#include "optimized/cpu/ops.h"
+#include "optimized/cpu/cpu_backend.h"
 
 namespace trepro::cpu {
 
-Tensor empty(const CpuContext& ctx, const Shape& shape, DType dtype) {
-  return allocate_tensor(ctx.allocator, shape, dtype, Device::cpu);
+Tensor CpuBackend::empty(const Shape& shape, DType dtype) {
+  return allocate_tensor(context_.allocator, shape, dtype, Device::cpu);
 }
 
-Tensor zeros(const CpuContext& ctx, const Shape& shape, DType dtype) {
-  Tensor t = empty(ctx, shape, dtype);
+Tensor CpuBackend::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
   std::memset(t.raw(), 0, t.nbytes());
   return t;
 }
 
 // Floating values become float32, integers int32 (range-checked, naming the element).
-Tensor upload(const CpuContext& ctx, const Tensor& host) {
+Tensor CpuBackend::upload(const Tensor& host) {
   if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
   if (host.dtype() == DType::f32 || host.dtype() == DType::i32) {
-    Tensor out = empty(ctx, host.shape(), host.dtype());
+    Tensor out = empty(host.shape(), host.dtype());
     std::memcpy(out.raw(), host.raw(), host.nbytes());
     return out;
   }
   const bool floating = host.dtype() == DType::f64;
-  Tensor out = empty(ctx, host.shape(), floating ? DType::f32 : DType::i32);
+  Tensor out = empty(host.shape(), floating ? DType::f32 : DType::i32);
   for (std::int64_t i = 0; i < host.numel(); ++i) {
     const double value = host.at(i);
     if (!floating && (value < std::numeric_limits<std::int32_t>::min() ||
@@ -42,6 +42,6 @@ Tensor upload(const CpuContext& ctx, const Tensor& host) {
   return out;
 }
 
-Tensor download(const CpuContext&, const Tensor& device_tensor) { return device_tensor.clone(); }
+Tensor CpuBackend::download(const Tensor& device_tensor) { return device_tensor.clone(); }
 
 }  // namespace trepro::cpu

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/norm_parallel.h"
-#include "optimized/cpu/ops.h"
-#include "reference/norm.h"  // the argument checks only, so both backends reject alike
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/norm.cc"
@@ -64,27 +64,29 @@ void norm_parameter_gradients_parallel(const CpuContext& ctx, const float* x, co
                         });
 }
 
-void norm_forward(const CpuContext& ctx, NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor* beta,
-                  double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
-  reference::check_norm_forward<float>("norm_forward", kind, "x", x, gamma, beta, eps, y, mean, rstd);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(norm_forward_rows), ctx.target);
-  ctx.pool.parallel_for(0, n, norm_row_grain(d), [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::norm_forward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor* beta, double eps,
+                              Tensor& y, Tensor& mean, Tensor& rstd) {
+  const checks::NormDims dims =
+      checks::norm_forward_dims("norm_forward", DType::f32, Device::cpu, kind, "x", x, gamma, beta, eps, y, mean, rstd);
+  const std::int64_t n = dims.n, d = dims.d;
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(norm_forward_rows), context_.target);
+  context_.pool.parallel_for(0, n, norm_row_grain(d), [&](std::int64_t lo, std::int64_t hi) {
     kernel(kind, x.data<float>() + lo * d, static_cast<std::size_t>(hi - lo), static_cast<std::size_t>(d),
            gamma.data<float>(), beta != nullptr ? beta->data<float>() : nullptr, static_cast<float>(eps),
            y.data<float>() + lo * d, mean.data<float>() + lo, rstd.data<float>() + lo);
   });
 }
 
-void norm_backward(const CpuContext& ctx, NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                   const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
-  reference::check_norm_backward<float>("norm_backward", kind, "x", x, gamma, mean, rstd, dy, "dx", dx, dgamma, dbeta);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
+void CpuBackend::norm_backward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                               const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
+  const checks::NormDims dims = checks::norm_backward_dims("norm_backward", DType::f32, Device::cpu, kind, "x", x,
+                                                           gamma, mean, rstd, dy, "dx", dx, dgamma, dbeta);
+  const std::int64_t n = dims.n, d = dims.d;
   // Parameter gradients first: dx may alias dy.
-  norm_parameter_gradients_parallel(ctx, x.data<float>(), dy.data<float>(), mean.data<float>(), rstd.data<float>(), n, d,
-                                    dgamma.data<float>(), dbeta != nullptr ? dbeta->data<float>() : nullptr);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(norm_backward_rows), ctx.target);
-  ctx.pool.parallel_for(0, n, norm_row_grain(d), [&](std::int64_t lo, std::int64_t hi) {
+  norm_parameter_gradients_parallel(context_, x.data<float>(), dy.data<float>(), mean.data<float>(), rstd.data<float>(),
+                                    n, d, dgamma.data<float>(), dbeta != nullptr ? dbeta->data<float>() : nullptr);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(norm_backward_rows), context_.target);
+  context_.pool.parallel_for(0, n, norm_row_grain(d), [&](std::int64_t lo, std::int64_t hi) {
     kernel(kind, x.data<float>() + lo * d, static_cast<std::size_t>(hi - lo), static_cast<std::size_t>(d),
            gamma.data<float>(), mean.data<float>() + lo, rstd.data<float>() + lo, dy.data<float>() + lo * d,
            dx.data<float>() + lo * d);

@@ -6,12 +6,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/rope.cc"
@@ -43,22 +41,11 @@ HWY_EXPORT(rotate_pairs);
 
 namespace {
 
-// The reference's checks (reference/rope.h), then the rotation by sign * theta.
+// The checks (core/backend_checks.h), then the rotation by sign * theta.
 void rotate(const CpuContext& ctx, const char* op, const char* x_name, const Tensor& x, int heads,
             std::int64_t offset, double sign, const char* y_name, Tensor& y) {
-  checks::expect_rank(op, x_name, x, 3);
-  checks::require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
-  const std::int64_t batch = x.dim(0), time = x.dim(1), width = x.dim(2);
-  checks::require(width % heads == 0, op,
-                  std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " +
-                      std::to_string(heads));
-  const std::int64_t d = width / heads, half = d / 2;
-  checks::require(d % 2 == 0, op, "head width " + std::to_string(d) + " is odd: rope rotates pairs");
-  checks::expect(op, x_name, x, {batch, time, width}, DType::f32, Device::cpu);
-  checks::expect(op, y_name, y, {batch, time, width}, DType::f32, Device::cpu);
-  if (offset < 0) {
-    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
-  }
+  const checks::RopeDims dims = checks::rope_dims(op, DType::f32, Device::cpu, x_name, x, heads, offset, y_name, y);
+  const std::int64_t batch = dims.batch, time = dims.time, width = dims.width, d = dims.head_width, half = d / 2;
   const auto kernel = for_target(HWY_DISPATCH_TABLE(rotate_pairs), ctx.target);
   const int tasks = static_cast<int>(std::clamp<std::int64_t>(batch * time * width / 16384, 1, ctx.pool.threads()));
   ctx.pool.run(tasks, [&](int task) {
@@ -84,13 +71,13 @@ void rotate(const CpuContext& ctx, const char* op, const char* x_name, const Ten
 
 }  // namespace
 
-void rope_forward(const CpuContext& ctx, const Tensor& x, int heads, std::int64_t offset, Tensor& y) {
-  rotate(ctx, "rope_forward", "x", x, heads, offset, 1.0, "y", y);
+void CpuBackend::rope_forward(const Tensor& x, int heads, std::int64_t offset, Tensor& y) {
+  rotate(context_, "rope_forward", "x", x, heads, offset, 1.0, "y", y);
 }
 
 // R is orthogonal: dx = R(-theta) dy.
-void rope_backward(const CpuContext& ctx, const Tensor& dy, int heads, std::int64_t offset, Tensor& dx) {
-  rotate(ctx, "rope_backward", "dy", dy, heads, offset, -1.0, "dx", dx);
+void CpuBackend::rope_backward(const Tensor& dy, int heads, std::int64_t offset, Tensor& dx) {
+  rotate(context_, "rope_backward", "dy", dy, heads, offset, -1.0, "dx", dx);
 }
 
 }  // namespace trepro::cpu

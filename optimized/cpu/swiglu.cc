@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "core/backend_checks.h"
+#include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
-#include "optimized/cpu/ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/swiglu.cc"
@@ -52,29 +52,18 @@ constexpr std::int64_t kGrain = 1 << 14;
 
 }  // namespace
 
-void swiglu_forward(const CpuContext& ctx, const Tensor& gate, const Tensor& up, Tensor& y) {
-  constexpr const char* op = "swiglu_forward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "up", up, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "y", y, gate.shape(), DType::f32, Device::cpu);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(swiglu_forward_kernel), ctx.target);
-  ctx.pool.parallel_for(0, gate.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
+  checks::swiglu_forward_dims(DType::f32, Device::cpu, gate, up, y);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(swiglu_forward_kernel), context_.target);
+  context_.pool.parallel_for(0, gate.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(gate.data<float>() + lo, up.data<float>() + lo, y.data<float>() + lo, static_cast<std::size_t>(hi - lo));
   });
 }
 
-void swiglu_backward(const CpuContext& ctx, const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
-                     Tensor& dup) {
-  constexpr const char* op = "swiglu_backward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "up", up, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dy", dy, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dgate", dgate, gate.shape(), DType::f32, Device::cpu);
-  checks::expect(op, "dup", dup, gate.shape(), DType::f32, Device::cpu);
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(swiglu_backward_kernel), ctx.target);
-  ctx.pool.parallel_for(0, gate.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
+void CpuBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
+  checks::swiglu_backward_dims(DType::f32, Device::cpu, gate, up, dy, dgate, dup);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(swiglu_backward_kernel), context_.target);
+  context_.pool.parallel_for(0, gate.numel(), kGrain, [&](std::int64_t lo, std::int64_t hi) {
     kernel(gate.data<float>() + lo, up.data<float>() + lo, dy.data<float>() + lo, dgate.data<float>() + lo,
            dup.data<float>() + lo, static_cast<std::size_t>(hi - lo));
   });

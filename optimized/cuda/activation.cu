@@ -18,16 +18,13 @@ void launch_activation_backward(Activation act, const float* x, const float* dy,
 
 void CudaBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
   constexpr const char* op = "activation_forward";
-  checks::expect(op, "x", x, x.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "y", y, x.shape(), DType::f32, Device::cuda);
+  checks::activation_forward_dims(DType::f32, Device::cuda, x, y);
   launch_activation_forward(act, x.data<float>(), y.data<float>(), x.numel(), stream_, op);
 }
 
 void CudaBackend::activation_backward(Activation act, const Tensor& x, const Tensor& dy, Tensor& dx) {
   constexpr const char* op = "activation_backward";
-  checks::expect(op, "x", x, x.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dy", dy, x.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dx", dx, x.shape(), DType::f32, Device::cuda);
+  checks::activation_backward_dims(DType::f32, Device::cuda, x, dy, dx);
   launch_activation_backward(act, x.data<float>(), dy.data<float>(), dx.data<float>(), x.numel(), stream_, op);
 }
 

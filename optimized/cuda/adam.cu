@@ -1,6 +1,5 @@
 // adam_update: one grid-stride elementwise kernel over adam_step (adam_math.h); the bias
 // corrections are computed once on the host.
-#include <string>
 
 #include "core/backend_checks.h"
 #include "optimized/cuda/adam_math.h"
@@ -25,13 +24,7 @@ struct AdamElement {
 void CudaBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr, double beta1,
                               double beta2, double eps, std::int64_t step) {
   constexpr const char* op = "adam_update";
-  checks::require(step >= 1, op, "step must be >= 1, got " + std::to_string(step));
-  checks::require(beta1 >= 0 && beta1 < 1, op, "beta1 must be in [0, 1), got " + std::to_string(beta1));
-  checks::require(beta2 >= 0 && beta2 < 1, op, "beta2 must be in [0, 1), got " + std::to_string(beta2));
-  checks::expect(op, "param", param, param.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "grad", grad, param.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "m", m, param.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "v", v, param.shape(), DType::f32, Device::cuda);
+  checks::adam_update_dims(DType::f32, Device::cuda, param, grad, m, v, beta1, beta2, step);
   launch_for_each(param.numel(),
                   AdamElement{param.data<float>(), grad.data<float>(), m.data<float>(), v.data<float>(),
                               adam_coefficients<float>(lr, beta1, beta2, eps, step)},

@@ -10,11 +10,7 @@ namespace trepro::cuda {
 
 void CudaBackend::add_dropout_forward(const Tensor& residual, const Tensor& x, const DropoutSpec& dropout, Tensor& out) {
   constexpr const char* op = "add_dropout_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "x", x, residual.shape(), DType::f32, Device::cuda);
-  check_dropout(op, dropout);
-  checks::expect(op, "out", out, residual.shape(), DType::f32, Device::cuda);
+  checks::add_dropout_forward_dims(DType::f32, Device::cuda, residual, x, dropout, out);
   launch_dropout(x.data<float>(), residual.data<float>(), dropout, out.data<float>(), x.numel(), stream_, op);
 }
 
@@ -22,12 +18,8 @@ void CudaBackend::add_dropout_norm_forward(NormKind kind, const Tensor& residual
                                            const DropoutSpec& dropout, const Tensor& gamma, const Tensor* beta,
                                            double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) {
   constexpr const char* op = "add_dropout_norm_forward";
-  checks::expect_rank(op, "residual", residual, 2);
-  checks::expect(op, "residual", residual, residual.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "x", x, residual.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "sum", sum, residual.shape(), DType::f32, Device::cuda);
-  check_dropout(op, dropout);
-  check_norm_forward(op, kind, "sum", sum, gamma, beta, eps, y, mean, rstd);
+  checks::add_dropout_norm_forward_dims(DType::f32, Device::cuda, kind, residual, x, dropout, gamma, beta, eps, sum, y,
+                                        mean, rstd);
   const NormPrologue prologue{residual.data<float>(), sum.data<float>(), dropout};
   launch_norm_forward(kind, x.data<float>(), prologue, gamma.data<float>(), beta ? beta->data<float>() : nullptr,
                       static_cast<float>(eps), y.data<float>(), mean.data<float>(), rstd.data<float>(), sum.dim(0),
@@ -38,9 +30,8 @@ void CudaBackend::add_dropout_norm_backward(NormKind kind, const Tensor& sum, co
                                             const Tensor& rstd, const DropoutSpec& dropout, const Tensor& dy,
                                             Tensor& dresidual, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
   constexpr const char* op = "add_dropout_norm_backward";
-  check_dropout(op, dropout);
-  check_norm_backward(op, kind, "sum", sum, gamma, mean, rstd, dy, "dresidual", dresidual, dgamma, dbeta);
-  checks::expect(op, "dx", dx, sum.shape(), DType::f32, Device::cuda);
+  checks::add_dropout_norm_backward_dims(DType::f32, Device::cuda, kind, sum, gamma, mean, rstd, dropout, dy, dresidual,
+                                         dx, dgamma, dbeta);
   const NormEpilogue epilogue{dx.data<float>(), dropout};
   launch_norm_backward(kind, sum.data<float>(), gamma.data<float>(), mean.data<float>(), rstd.data<float>(),
                        dy.data<float>(), dresidual.data<float>(), epilogue, dgamma.data<float>(),

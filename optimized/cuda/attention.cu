@@ -155,13 +155,8 @@ template <int kCols> __global__ void attention_decode(AttentionArgs a, float* ou
 
 }  // namespace
 
-AttentionArgs attention_args(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                             const Tensor& out, const Tensor& lse) {
-  const auto d = checks::attention_dims(op, DType::f32, Device::cuda, q, k, v, heads, key_padding);
-  checks::expect(op, "out", out, {d.batch, d.tq, d.heads * d.dv}, DType::f32, Device::cuda);
-  checks::expect(op, "lse", lse, {d.batch, d.heads, d.tq}, DType::f32, Device::cuda);
-  checks::require(dropout.p >= 0.0 && dropout.p < 1.0, op, "dropout p must be in [0, 1)");
+AttentionArgs attention_args(const checks::AttentionDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
+                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout) {
   AttentionArgs a{};
   a.q = q.data<float>();
   a.k = k.data<float>();
@@ -185,7 +180,9 @@ void CudaBackend::attention_forward(const Tensor& q, const Tensor& k, const Tens
                                     const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
                                     Tensor& out, Tensor& lse) {
   constexpr const char* op = "attention_forward";
-  const AttentionArgs a = attention_args(op, q, k, v, heads, key_padding, causal, scale, dropout, out, lse);
+  const AttentionArgs a = attention_args(
+      checks::attention_forward_dims(DType::f32, Device::cuda, q, k, v, heads, key_padding, dropout, out, lse), q, k, v,
+      key_padding, causal, scale, dropout);
   float* out_data = out.data<float>();
   float* lse_data = lse.data<float>();
   if (a.tq == 1) {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/backend.h"
+#include "core/backend_checks.h"
 #include "optimized/cuda/attention_math.h"
 #include "optimized/cuda/dropout_math.h"
 #include "optimized/cuda/kernel_support.cuh"
@@ -57,11 +58,10 @@ __device__ inline void load_head_rows(const float* x, std::int64_t b, std::int64
   }
 }
 
-// Checks the arguments shared by both directions (shapes, dtype, device, dropout p) under `op`
-// and gathers them for the kernels.
-AttentionArgs attention_args(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
-                             const Tensor& out, const Tensor& lse);
+// Gathers the arguments of both directions for the kernels; `dims` are the checked ones
+// (core/backend_checks.h).
+AttentionArgs attention_args(const checks::AttentionDims& dims, const Tensor& q, const Tensor& k, const Tensor& v,
+                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout);
 
 // Calls f(std::integral_constant<int, n>) for the accumulator bucket n (1, 2, 4 or 8 columns per
 // lane, attention_accumulator_bucket), so that each kernel is instantiated four times only.

@@ -177,11 +177,9 @@ void CudaBackend::attention_backward(const Tensor& q, const Tensor& k, const Ten
                                      const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
                                      Tensor& dv) {
   constexpr const char* op = "attention_backward";
-  const AttentionArgs a = attention_args(op, q, k, v, heads, key_padding, causal, scale, dropout, out, lse);
-  checks::expect(op, "dout", dout, out.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dq", dq, q.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dk", dk, k.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dv", dv, v.shape(), DType::f32, Device::cuda);
+  const checks::AttentionDims dims = checks::attention_backward_dims(DType::f32, Device::cuda, q, k, v, heads,
+                                                                     key_padding, dropout, out, lse, dout, dq, dk, dv);
+  const AttentionArgs a = attention_args(dims, q, k, v, key_padding, causal, scale, dropout);
   const std::int64_t batch_heads = a.batch * a.heads, rows = batch_heads * a.tq;
   const LaunchShape query_shape = attention_query_launch(op, batch_heads, a.tq, a.dk, a.dv, true);
   const LaunchShape key_shape = attention_key_launch(op, batch_heads, a.tk, a.dk, a.dv);

@@ -8,12 +8,8 @@ namespace trepro::cuda {
 
 void CudaBackend::concat_time(const Tensor& a, const Tensor& b, Tensor& out) {
   constexpr const char* op = "concat_time";
-  checks::expect_rank(op, "a", a, 3);
-  checks::expect_rank(op, "b", b, 3);
-  const std::int64_t batch = a.dim(0), ta = a.dim(1), tb = b.dim(1), d = a.dim(2);
-  checks::expect(op, "a", a, {batch, ta, d}, DType::f32, Device::cuda);
-  checks::expect(op, "b", b, {batch, tb, d}, DType::f32, Device::cuda);
-  checks::expect(op, "out", out, {batch, ta + tb, d}, DType::f32, Device::cuda);
+  const checks::ConcatTimeDims dims = checks::concat_time_dims(DType::f32, Device::cuda, a, b, out);
+  const std::int64_t batch = dims.batch, ta = dims.ta, tb = dims.tb, d = dims.d;
   if (batch == 0 || d == 0) return;
   const std::size_t row = sizeof(float) * d, out_pitch = row * (ta + tb);
   if (ta > 0) {

@@ -4,9 +4,6 @@
 // needed on the host anyway for the returned loss).
 #include <cub/device/device_reduce.cuh>
 
-#include <stdexcept>
-#include <string>
-
 #include "core/backend_checks.h"
 #include "optimized/cuda/cross_entropy_math.h"
 #include "optimized/cuda/cuda_backend_impl.h"
@@ -55,41 +52,15 @@ struct Plus {
   __device__ double operator()(double a, double b) const { return a + b; }
 };
 
-void check_cross_entropy(const char* op, const Tensor& logits, const Tensor& labels, const Tensor& lse, double eps,
-                         SmoothingForm form) {
-  checks::expect_rank(op, "logits", logits, 2);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  checks::expect(op, "logits", logits, {rows, vocab}, DType::f32, Device::cuda);
-  checks::expect(op, "labels", labels, {rows}, DType::i32, Device::cuda);
-  checks::expect(op, "lse", lse, {rows}, DType::f32, Device::cuda);
-  checks::require(vocab > 0, op, "logits has no classes");
-  checks::require(eps >= 0.0 && eps <= 1.0, op, "label smoothing eps must be in [0, 1]");
-  checks::require(form == SmoothingForm::uniform || vocab > 1, op, "the fairseq form needs at least 2 classes");
-}
-
-// C, the count of non-pad rows; a label that is neither pad_id nor a class is a data bug.
-std::int64_t count_labels(const char* op, const std::vector<std::int32_t>& labels, std::int64_t vocab, int pad_id) {
-  std::int64_t count = 0;
-  for (std::size_t n = 0; n < labels.size(); ++n) {
-    if (labels[n] == pad_id) continue;
-    if (labels[n] < 0 || labels[n] >= vocab) {
-      throw std::out_of_range(std::string(op) + ": labels[" + std::to_string(n) + "] = " + std::to_string(labels[n]) +
-                              " is outside [0, " + std::to_string(vocab) + ") and is not pad_id " +
-                              std::to_string(pad_id));
-    }
-    ++count;
-  }
-  return count;
-}
-
 }  // namespace
 
 double CudaBackend::cross_entropy_forward(const Tensor& logits, const Tensor& labels, int pad_id, double eps,
                                           SmoothingForm form, Tensor& lse, std::int64_t* count) {
   constexpr const char* op = "cross_entropy_forward";
-  check_cross_entropy(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  const std::int64_t c = count_labels(op, download_indices(labels, op), vocab, pad_id);
+  const checks::CrossEntropyDims dims =
+      checks::cross_entropy_forward_dims(DType::f32, Device::cuda, logits, labels, eps, form, lse);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const std::int64_t c = checks::cross_entropy_values(op, download_indices(labels, op).data(), dims, pad_id);
   if (count) *count = c;
   if (rows == 0) return 0.0;
   Tensor row_loss = empty({rows}, DType::f32);
@@ -119,10 +90,10 @@ double CudaBackend::cross_entropy_forward(const Tensor& logits, const Tensor& la
 void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& labels, const Tensor& lse, int pad_id,
                                          double eps, SmoothingForm form, double dloss, Tensor& dlogits) {
   constexpr const char* op = "cross_entropy_backward";
-  check_cross_entropy(op, logits, labels, lse, eps, form);
-  const std::int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  checks::expect(op, "dlogits", dlogits, {rows, vocab}, DType::f32, Device::cuda);
-  const std::int64_t c = count_labels(op, download_indices(labels, op), vocab, pad_id);
+  const checks::CrossEntropyDims dims =
+      checks::cross_entropy_backward_dims(DType::f32, Device::cuda, logits, labels, lse, eps, form, dlogits);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
+  const std::int64_t c = checks::cross_entropy_values(op, download_indices(labels, op).data(), dims, pad_id);
   if (c == 0) {
     check_cuda(cudaMemsetAsync(dlogits.raw(), 0, dlogits.nbytes(), stream_), "cudaMemsetAsync(dlogits)", op);
     return;

@@ -1,6 +1,5 @@
 // dropout_forward / dropout_backward: one kernel, out_i = keep_i in_i / (1 - p), the mask drawn
 // with core/philox.h through dropout_math.h, so it equals every other backend's.
-#include <string>
 
 #include "core/backend_checks.h"
 #include "optimized/cuda/cuda_backend_impl.h"
@@ -36,17 +35,11 @@ struct DropoutGroup {
 
 void dropout_op(const char* op, const char* in_name, const Tensor& in, const DropoutSpec& dropout,
                 const char* out_name, Tensor& out, cudaStream_t stream) {
-  check_dropout(op, dropout);
-  checks::expect(op, in_name, in, in.shape(), DType::f32, Device::cuda);
-  checks::expect(op, out_name, out, in.shape(), DType::f32, Device::cuda);
+  checks::dropout_dims(op, DType::f32, Device::cuda, in_name, in, dropout, out_name, out);
   launch_dropout(in.data<float>(), nullptr, dropout, out.data<float>(), in.numel(), stream, op);
 }
 
 }  // namespace
-
-void check_dropout(const char* op, const DropoutSpec& dropout) {
-  checks::require(dropout.p >= 0 && dropout.p < 1, op, "p must be in [0, 1), got " + std::to_string(dropout.p));
-}
 
 void launch_dropout(const float* in, const float* residual, const DropoutSpec& dropout, float* out, std::int64_t n,
                     cudaStream_t stream, const char* op) {

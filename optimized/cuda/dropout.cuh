@@ -6,8 +6,6 @@
 
 namespace trepro::cuda {
 
-// Checks p in [0, 1) under `op` ("<op>: p must be in [0, 1), got ..."), as the reference.
-void check_dropout(const char* op, const DropoutSpec& dropout);
 void launch_dropout(const float* in, const float* residual, const DropoutSpec& dropout, float* out, std::int64_t n,
                     cudaStream_t stream, const char* op);
 

@@ -59,29 +59,28 @@ Out reduce(CudaBackend& backend, const float* in, std::int64_t n, Transform tran
 }  // namespace
 
 void CudaBackend::fill(Tensor& x, double value) {
-  checks::expect("fill", "x", x, x.shape(), DType::f32, Device::cuda);
+  checks::elementwise_dims("fill", DType::f32, Device::cuda, x);
   launch_for_each(x.numel(), Fill{x.data<float>(), static_cast<float>(value)}, stream_, "fill", "fill");
 }
 
 void CudaBackend::add_inplace(Tensor& acc, const Tensor& x) {
   constexpr const char* op = "add_inplace";
-  checks::expect(op, "acc", acc, acc.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "x", x, acc.shape(), DType::f32, Device::cuda);
+  checks::add_inplace_dims(DType::f32, Device::cuda, acc, x);
   launch_for_each(acc.numel(), AddInto{acc.data<float>(), x.data<float>()}, stream_, "add_into", op);
 }
 
 void CudaBackend::scale_inplace(Tensor& x, double factor) {
-  checks::expect("scale_inplace", "x", x, x.shape(), DType::f32, Device::cuda);
+  checks::elementwise_dims("scale_inplace", DType::f32, Device::cuda, x);
   launch_for_each(x.numel(), Scale{x.data<float>(), static_cast<float>(factor)}, stream_, "scale", "scale_inplace");
 }
 
 double CudaBackend::sum_squares(const Tensor& x) {
-  checks::expect("sum_squares", "x", x, x.shape(), DType::f32, Device::cuda);
+  checks::elementwise_dims("sum_squares", DType::f32, Device::cuda, x);
   return reduce<double>(*this, x.data<float>(), x.numel(), SquareInDouble{}, "sum_squares");
 }
 
 bool CudaBackend::all_finite(const Tensor& x) {
-  checks::expect("all_finite", "x", x, x.shape(), DType::f32, Device::cuda);
+  checks::elementwise_dims("all_finite", DType::f32, Device::cuda, x);
   return reduce<int>(*this, x.data<float>(), x.numel(), NotFinite{}, "all_finite") == 0;
 }
 

@@ -41,15 +41,8 @@ void backward_gemm(CudaBackend& backend, const GemmCall& g, const GemmOperands& 
 void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Activation act, Tensor& y,
                                  Tensor* pre) {
   constexpr const char* op = "linear_forward";
-  checks::expect_rank(op, "x", x, 2);
-  checks::expect_rank(op, "w", w, 2);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "x", x, {n, k}, DType::f32, Device::cuda);
-  checks::expect(op, "w", w, {m, k}, DType::f32, Device::cuda);
-  checks::expect_optional(op, "b", b, {m}, DType::f32, Device::cuda);
-  checks::expect(op, "y", y, {n, m}, DType::f32, Device::cuda);
-  checks::require(act == Activation::none || pre != nullptr, op, "pre is required when the activation is not none");
-  checks::expect_optional(op, "pre", pre, {n, m}, DType::f32, Device::cuda);
+  const checks::LinearDims dims = checks::linear_forward_dims(DType::f32, Device::cuda, x, w, b, act, y, pre);
+  const std::int64_t n = dims.n, k = dims.k, m = dims.m;
   const GemmCall g = linear_forward_gemm(op, n, k, m);
   if (n == 0 || m == 0) return;
   const float* bias = b ? b->data<float>() : nullptr;
@@ -74,17 +67,9 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
 void CudaBackend::linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
                                   Tensor* dx, Tensor& dw, Tensor* db) {
   constexpr const char* op = "linear_backward";
-  checks::expect_rank(op, "x", x, 2);
-  checks::expect_rank(op, "w", w, 2);
-  const std::int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  checks::expect(op, "x", x, {n, k}, DType::f32, Device::cuda);
-  checks::expect(op, "w", w, {m, k}, DType::f32, Device::cuda);
-  checks::require(act == Activation::none || pre != nullptr, op, "pre is required when the activation is not none");
-  checks::expect_optional(op, "pre", pre, {n, m}, DType::f32, Device::cuda);
-  checks::expect(op, "dy", dy, {n, m}, DType::f32, Device::cuda);
-  checks::expect_optional(op, "dx", dx, {n, k}, DType::f32, Device::cuda);
-  checks::expect(op, "dw", dw, {m, k}, DType::f32, Device::cuda);
-  checks::expect_optional(op, "db", db, {m}, DType::f32, Device::cuda);
+  const checks::LinearDims dims =
+      checks::linear_backward_dims(DType::f32, Device::cuda, x, w, pre, act, dy, dx, dw, db);
+  const std::int64_t n = dims.n, k = dims.k, m = dims.m;
   const GemmCall input_gradient = linear_input_gradient_gemm(op, n, k, m);
   const GemmCall weight_gradient = linear_weight_gradient_gemm(op, n, k, m);
 

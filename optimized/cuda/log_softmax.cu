@@ -18,11 +18,8 @@ __global__ void log_softmax_rows(const float* x, float* y, std::int64_t vocab) {
 
 void CudaBackend::log_softmax_forward(const Tensor& x, Tensor& y) {
   constexpr const char* op = "log_softmax_forward";
-  checks::expect_rank(op, "x", x, 2);
-  const std::int64_t rows = x.dim(0), vocab = x.dim(1);
-  checks::require(vocab > 0, op, "x has no classes");
-  checks::expect(op, "x", x, {rows, vocab}, DType::f32, Device::cuda);
-  checks::expect(op, "y", y, {rows, vocab}, DType::f32, Device::cuda);
+  const checks::LogSoftmaxDims dims = checks::log_softmax_forward_dims(DType::f32, Device::cuda, x, y);
+  const std::int64_t rows = dims.rows, vocab = dims.vocab;
   const LaunchShape shape = block_per_row_launch(rows);
   if (shape.grid_x == 0) return;
   log_softmax_rows<<<grid_of(shape.grid_x), shape.block, 0, stream_>>>(x.data<float>(), y.data<float>(), vocab);

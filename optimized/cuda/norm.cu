@@ -1,7 +1,6 @@
 // norm_forward / norm_backward (layer and RMS), warp-per-row kernels over norm_math.h, plus the
 // column reduction for dgamma/dbeta. The fused residual ops (add_dropout.cu) use the same
 // kernels with a dropout prologue/epilogue.
-#include <string>
 
 #include "core/backend_checks.h"
 #include "optimized/cuda/cuda_backend_impl.h"
@@ -102,48 +101,7 @@ struct NormParamGradients {
   }
 };
 
-void check_norm_bias(std::string_view op, NormKind kind, std::string_view name, const Tensor* bias) {
-  if (kind == NormKind::layer) {
-    checks::require(bias != nullptr, op, std::string(name) + " is required for layer norm");
-  } else {
-    checks::require(bias == nullptr, op, std::string(name) + " must be null for rms norm");
-  }
-}
-
 }  // namespace
-
-void check_norm_forward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                        const Tensor& gamma, const Tensor* beta, double eps, const Tensor& y, const Tensor& mean,
-                        const Tensor& rstd) {
-  checks::expect_rank(op, x_name, x, 2);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
-  checks::require(d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
-  checks::require(eps >= 0, op, "eps must be >= 0, got " + std::to_string(eps));
-  check_norm_bias(op, kind, "beta", beta);
-  checks::expect(op, x_name, x, {n, d}, DType::f32, Device::cuda);
-  checks::expect(op, "gamma", gamma, {d}, DType::f32, Device::cuda);
-  checks::expect_optional(op, "beta", beta, {d}, DType::f32, Device::cuda);
-  checks::expect(op, "y", y, {n, d}, DType::f32, Device::cuda);
-  checks::expect(op, "mean", mean, {n}, DType::f32, Device::cuda);
-  checks::expect(op, "rstd", rstd, {n}, DType::f32, Device::cuda);
-}
-
-void check_norm_backward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                         const Tensor& gamma, const Tensor& mean, const Tensor& rstd, const Tensor& dy,
-                         std::string_view dx_name, const Tensor& dx, const Tensor& dgamma, const Tensor* dbeta) {
-  checks::expect_rank(op, x_name, x, 2);
-  const std::int64_t n = x.dim(0), d = x.dim(1);
-  checks::require(d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
-  check_norm_bias(op, kind, "dbeta", dbeta);
-  checks::expect(op, x_name, x, {n, d}, DType::f32, Device::cuda);
-  checks::expect(op, "gamma", gamma, {d}, DType::f32, Device::cuda);
-  checks::expect(op, "mean", mean, {n}, DType::f32, Device::cuda);
-  checks::expect(op, "rstd", rstd, {n}, DType::f32, Device::cuda);
-  checks::expect(op, "dy", dy, {n, d}, DType::f32, Device::cuda);
-  checks::expect(op, dx_name, dx, {n, d}, DType::f32, Device::cuda);
-  checks::expect(op, "dgamma", dgamma, {d}, DType::f32, Device::cuda);
-  checks::expect_optional(op, "dbeta", dbeta, {d}, DType::f32, Device::cuda);
-}
 
 void launch_norm_forward(NormKind kind, const float* x, const NormPrologue& prologue, const float* gamma,
                          const float* beta, float eps, float* y, float* mean, float* rstd, std::int64_t rows,
@@ -169,7 +127,7 @@ void launch_norm_backward(NormKind kind, const float* x, const float* gamma, con
 void CudaBackend::norm_forward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor* beta, double eps,
                                Tensor& y, Tensor& mean, Tensor& rstd) {
   constexpr const char* op = "norm_forward";
-  check_norm_forward(op, kind, "x", x, gamma, beta, eps, y, mean, rstd);
+  checks::norm_forward_dims(op, DType::f32, Device::cuda, kind, "x", x, gamma, beta, eps, y, mean, rstd);
   launch_norm_forward(kind, x.data<float>(), NormPrologue{}, gamma.data<float>(), beta ? beta->data<float>() : nullptr,
                       static_cast<float>(eps), y.data<float>(), mean.data<float>(), rstd.data<float>(), x.dim(0),
                       x.dim(1), stream_, op);
@@ -178,7 +136,8 @@ void CudaBackend::norm_forward(NormKind kind, const Tensor& x, const Tensor& gam
 void CudaBackend::norm_backward(NormKind kind, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                 const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor* dbeta) {
   constexpr const char* op = "norm_backward";
-  check_norm_backward(op, kind, "x", x, gamma, mean, rstd, dy, "dx", dx, dgamma, dbeta);
+  checks::norm_backward_dims(op, DType::f32, Device::cuda, kind, "x", x, gamma, mean, rstd, dy, "dx", dx, dgamma,
+                             dbeta);
   launch_norm_backward(kind, x.data<float>(), gamma.data<float>(), mean.data<float>(), rstd.data<float>(),
                        dy.data<float>(), dx.data<float>(), NormEpilogue{}, dgamma.data<float>(),
                        dbeta ? dbeta->data<float>() : nullptr, x.dim(0), x.dim(1), stream_, op);

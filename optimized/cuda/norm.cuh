@@ -1,8 +1,6 @@
 // Layer/RMS norm kernels, shared by norm.cu and the fused residual ops of add_dropout.cu.
 #pragma once
 
-#include <string_view>
-
 #include "core/backend.h"
 
 namespace trepro::cuda {
@@ -19,13 +17,6 @@ struct NormEpilogue {
   float* dx_dropped = nullptr;
   DropoutSpec dropout;
 };
-
-void check_norm_forward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                        const Tensor& gamma, const Tensor* beta, double eps, const Tensor& y, const Tensor& mean,
-                        const Tensor& rstd);
-void check_norm_backward(std::string_view op, NormKind kind, std::string_view x_name, const Tensor& x,
-                         const Tensor& gamma, const Tensor& mean, const Tensor& rstd, const Tensor& dy,
-                         std::string_view dx_name, const Tensor& dx, const Tensor& dgamma, const Tensor* dbeta);
 
 void launch_norm_forward(NormKind kind, const float* x, const NormPrologue& prologue, const float* gamma,
                          const float* beta, float eps, float* y, float* mean, float* rstd, std::int64_t rows,

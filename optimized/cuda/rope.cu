@@ -1,8 +1,6 @@
 // rope_forward / rope_backward: one thread per rotated pair (b, t, h, i), i < D/2, over
 // rope_angle and rope_rotate (embedding_math.h). Each thread reads its pair before writing, so
 // y may be x.
-#include <stdexcept>
-#include <string>
 
 #include "core/backend_checks.h"
 #include "optimized/cuda/cuda_backend_impl.h"
@@ -30,19 +28,8 @@ struct RotatePair {
 
 void rotate(const char* op, const char* x_name, const Tensor& x, int heads, std::int64_t offset, double sign,
             const char* y_name, Tensor& y, cudaStream_t stream) {
-  checks::expect_rank(op, x_name, x, 3);
-  checks::require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
-  const std::int64_t batch = x.dim(0), time = x.dim(1), width = x.dim(2);
-  checks::require(width % heads == 0, op,
-                  std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " +
-                      std::to_string(heads));
-  const std::int64_t d = width / heads;
-  checks::require(d % 2 == 0, op, "head width " + std::to_string(d) + " is odd: rope rotates pairs");
-  checks::expect(op, x_name, x, {batch, time, width}, DType::f32, Device::cuda);
-  checks::expect(op, y_name, y, {batch, time, width}, DType::f32, Device::cuda);
-  if (offset < 0) {
-    throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
-  }
+  const checks::RopeDims dims = checks::rope_dims(op, DType::f32, Device::cuda, x_name, x, heads, offset, y_name, y);
+  const std::int64_t batch = dims.batch, time = dims.time, d = dims.head_width;
   if (d == 0) return;
   launch_for_each(batch * time * heads * (d / 2), RotatePair{x.data<float>(), y.data<float>(), time, heads, d, offset, sign},
                   stream, "rope", op);

@@ -35,22 +35,14 @@ struct SwigluBackward {
 
 void CudaBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
   constexpr const char* op = "swiglu_forward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "up", up, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "y", y, gate.shape(), DType::f32, Device::cuda);
+  checks::swiglu_forward_dims(DType::f32, Device::cuda, gate, up, y);
   launch_for_each(gate.numel(), SwigluForward{gate.data<float>(), up.data<float>(), y.data<float>()}, stream_,
                   "swiglu_forward", op);
 }
 
 void CudaBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
   constexpr const char* op = "swiglu_backward";
-  checks::expect_rank(op, "gate", gate, 2);
-  checks::expect(op, "gate", gate, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "up", up, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dy", dy, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dgate", dgate, gate.shape(), DType::f32, Device::cuda);
-  checks::expect(op, "dup", dup, gate.shape(), DType::f32, Device::cuda);
+  checks::swiglu_backward_dims(DType::f32, Device::cuda, gate, up, dy, dgate, dup);
   launch_for_each(gate.numel(),
                   SwigluBackward{gate.data<float>(), up.data<float>(), dy.data<float>(), dgate.data<float>(),
                                  dup.data<float>()},
