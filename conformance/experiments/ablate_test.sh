@@ -72,17 +72,35 @@ losses "$scratch/whole" >"$scratch/whole.losses"
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/whole" >"$scratch/rerun.log" || fail "rerun failed"
 [[ $(grep -c "already finished, skipped" "$scratch/rerun.log") == 4 ]] || fail "a finished cell ran again"
 
-# Killed midway (while the second cell trains), then rerun: the same cells as the whole sweep.
+# Killed midway (once the second cell has a checkpoint), then rerun: every cell the kill found
+# finished is skipped, every one it found with checkpoints resumes, and the cells end as the
+# whole sweep's.
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/killed" >"$scratch/killed.log" &
 pid=$!
-for _ in $(seq 600); do
+for _ in $(seq 3000); do
   [[ -e "$scratch/killed/norm=pre/seed_5/checkpoints/step_4.safetensors" ]] && break
-  sleep 0.1
+  sleep 0.02
 done
 kill -9 "$pid" 2>/dev/null || fail "the sweep ended before it could be killed"
 wait "$pid" 2>/dev/null || true
+"$python" - "$scratch/killed" "${cells[@]}" >"$scratch/expected_resume.log" <<'PY'
+import json, os, sys
+folder = sys.argv[1]
+for cell in sys.argv[2:]:
+    name = cell.replace("/seed_", " seed ")
+    report = os.path.join(folder, cell, "report.json")
+    if os.path.exists(report) and "bleu" in json.load(open(report))["test"]:
+        print(f"ablate: {name}: already finished, skipped")
+    elif os.path.isdir(os.path.join(folder, cell, "checkpoints")):
+        print(f"ablate: {name}: resuming")
+    else:
+        print(f"ablate: {name}: training")
+PY
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/killed" >"$scratch/resumed.log" || fail "the resumed sweep failed"
-grep -q "norm=pre seed 5: resuming" "$scratch/resumed.log" || fail "the killed cell did not resume"
+grep -q "resuming\|skipped" "$scratch/expected_resume.log" || fail "the kill found no cell begun"
+while read -r line; do
+  grep -qF "$line" "$scratch/resumed.log" || fail "after the kill, expected \"$line\""
+done <"$scratch/expected_resume.log"
 losses "$scratch/killed" | diff "$scratch/whole.losses" - || fail "a killed and resumed sweep differs from a whole one"
 
 # Two cells at a time, each a child with one thread: the same cells (results do not depend on
