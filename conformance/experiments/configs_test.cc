@@ -27,6 +27,8 @@ void expect_paper_recipe(const Config& c) {
   EXPECT_EQ(c.model.positional, Positional::sinusoidal);
   EXPECT_TRUE(c.model.tie_embeddings);
   EXPECT_EQ(c.train.label_smoothing, 0.1);
+  // tensor2tensor's smoothing_cross_entropy: 1 - eps on the target, eps / (V - 1) elsewhere.
+  EXPECT_EQ(c.train.label_smoothing_form, SmoothingForm::fairseq);
   EXPECT_EQ(c.train.optimizer.beta1, 0.9);
   EXPECT_EQ(c.train.optimizer.beta2, 0.98);
   EXPECT_EQ(c.train.optimizer.eps, 1e-9);
