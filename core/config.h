@@ -29,7 +29,8 @@ struct ModelConfig {
   Architecture architecture = Architecture::encoder_decoder;  // "encoder_decoder" | "decoder_only" | "encoder_only"
   std::int64_t vocab_size = 0;                                 // required, >= 2
   std::int64_t d_model = 512;
-  std::int64_t heads = 8;                                      // d_model % heads == 0
+  std::int64_t heads = 8;                                      // d_model % heads == 0 unless head_dim is set
+  std::int64_t head_dim = 0;                                   // d_k = d_v; 0: d_model / heads
   std::int64_t encoder_layers = 6;                             // >= 1 unless decoder_only (then 0)
   std::int64_t decoder_layers = 6;                             // >= 1 unless encoder_only (then 0)
   std::int64_t d_ff = 2048;
@@ -45,7 +46,10 @@ struct ModelConfig {
   double layer_norm_eps = 1e-5;                                // > 0
   std::int64_t pad_id = 0;                                     // in [0, vocab_size)
 
-  std::int64_t d_head() const { return d_model / heads; }
+  // d_k = d_v of each head, and the width of q, k, v and the attention output (heads x d_k),
+  // which differs from d_model when head_dim is set (Table 3 row (B)).
+  std::int64_t d_head() const { return head_dim != 0 ? head_dim : d_model / heads; }
+  std::int64_t attention_width() const { return heads * d_head(); }
 };
 
 struct OptimizerConfig {

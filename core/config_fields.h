@@ -110,8 +110,12 @@ void visit_fields(ModelConfig& m, Visitor& visit) {
   visit(Key{"architecture", "which stacks the model has"}, m.architecture, kArchitectures);
   visit(Key{"vocab_size", "token ids, shared by source and target; fits in int32", true}, m.vocab_size,
         AtLeast{2});
-  visit(Key{"d_model", "model width; divisible by heads"}, m.d_model, AtLeast{1});
-  visit(Key{"heads", "attention heads; rope needs an even d_model / heads"}, m.heads, AtLeast{1});
+  visit(Key{"d_model", "model width; divisible by heads unless head_dim is set"}, m.d_model, AtLeast{1});
+  visit(Key{"heads", "attention heads; rope needs an even head width"}, m.heads, AtLeast{1});
+  visit(Key{.name = "head_dim",
+            .meaning = "d_k = d_v of each head (q, k, v are heads x head_dim wide); 0 = d_model / heads",
+            .since = 2},
+        m.head_dim, AtLeast{0, " (0 means d_model / heads)"});
   visit(Key{"encoder_layers", "encoder layers"}, m.encoder_layers,
         Unchecked{">= 1; 0 (and its default) for decoder_only"});
   visit(Key{"decoder_layers", "decoder layers"}, m.decoder_layers,

@@ -101,12 +101,16 @@ void validate_model(const Checker& check, const ModelConfig& m) {
     check.fail("model.vocab_size",
                "must fit in int32 (token ids are int32), got " + std::to_string(m.vocab_size));
   }
-  if (m.d_model % m.heads != 0) {
+  // An explicit head_dim frees d_model from being heads x d_k.
+  if (m.head_dim == 0 && m.d_model % m.heads != 0) {
     check.fail("model.heads", "d_model " + std::to_string(m.d_model) + " is not divisible by heads " +
                                   std::to_string(m.heads));
   }
   if (m.positional == Positional::rope && m.d_head() % 2 != 0) {
     const std::string d_head = std::to_string(m.d_head());
+    if (m.head_dim != 0) {
+      check.fail("model.head_dim", "rope rotates pairs of dimensions, so head_dim must be even, got " + d_head);
+    }
     check.fail("model.positional",
                "rope rotates pairs of dimensions, so d_head (d_model / heads) must be even, got " + d_head);
   }

@@ -11,11 +11,11 @@ namespace {
 
 // P [heads, Tq, Tk] of one attention module's last forward, for batch row 0.
 Tensor probabilities(Backend& backend, const MultiHeadAttention& attention) {
-  const Tensor q = backend.download(attention.last_q());  // [1, Tq, d]
-  const Tensor k = backend.download(attention.last_k());  // [1, Tk, d]
+  const Tensor q = backend.download(attention.last_q());  // [1, Tq, heads x d_head]
+  const Tensor k = backend.download(attention.last_k());  // [1, Tk, heads x d_head]
   const Tensor padding = attention.last_key_padding().defined() ? backend.download(attention.last_key_padding())
                                                                  : Tensor();
-  const std::int64_t heads = attention.heads(), tq = q.dim(1), tk = k.dim(1), d = q.dim(2), dk = d / heads;
+  const std::int64_t heads = attention.heads(), tq = q.dim(1), tk = k.dim(1), width = q.dim(2), dk = width / heads;
   Tensor out = Tensor::empty({heads, tq, tk}, DType::f64);
   std::vector<double> scores(static_cast<std::size_t>(tk));
   for (std::int64_t h = 0; h < heads; ++h) {
@@ -27,7 +27,7 @@ Tensor probabilities(Backend& backend, const MultiHeadAttention& attention) {
         double s = -std::numeric_limits<double>::infinity();
         if (!hidden) {
           s = 0.0;
-          for (std::int64_t c = h * dk; c < (h + 1) * dk; ++c) s += q.at(i * d + c) * k.at(j * d + c);
+          for (std::int64_t c = h * dk; c < (h + 1) * dk; ++c) s += q.at(i * width + c) * k.at(j * width + c);
           s *= attention.scale();
         }
         scores[static_cast<std::size_t>(j)] = s;

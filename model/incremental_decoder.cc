@@ -23,10 +23,11 @@ IncrementalDecoder::IncrementalDecoder(Transformer& model, const Tensor& src, st
   } else if (batch_ < 1) {
     throw std::invalid_argument("incremental decoding of a decoder_only model needs batch >= 1");
   }
+  const std::int64_t width = config.attention_width();  // of the cached keys and values
   for (auto& layer : model.decoder_layers()) {
     LayerCache cache;
-    cache.self_k = backend.empty({batch_, 0, d}, backend.dtype());
-    cache.self_v = backend.empty({batch_, 0, d}, backend.dtype());
+    cache.self_k = backend.empty({batch_, 0, width}, backend.dtype());
+    cache.self_v = backend.empty({batch_, 0, width}, backend.dtype());
     if (MultiHeadAttention* cross = layer->cross_attn()) {
       cache.cross_k = cross->project_k(backend, memory, 0);
       cache.cross_v = cross->project_v(backend, memory);

@@ -8,6 +8,10 @@ namespace {
 
 Tensor flat(const Tensor& x) { return x.view({x.numel() / x.dim(-1), x.dim(-1)}); }
 
+// The [N, width] rows a projection made from x [B, T, d], as [B, T, width]: width is heads x
+// head_dim, which need not be d.
+Tensor as_sequences(const Tensor& rows, const Tensor& x) { return rows.view({x.dim(0), x.dim(1), rows.dim(-1)}); }
+
 }  // namespace
 
 Linear::Linear(Parameters& params, const std::string& prefix, bool bias, Activation act)
@@ -69,7 +73,7 @@ MultiHeadAttention::MultiHeadAttention(Parameters& params, const std::string& pr
       site_(weights_dropout_site) {}
 
 Tensor MultiHeadAttention::project_q(Backend& backend, const Tensor& x, std::int64_t offset) {
-  Tensor q = q_proj_.forward(backend, x).view(x.shape());
+  Tensor q = as_sequences(q_proj_.forward(backend, x), x);
   if (!rope_) return q;
   Tensor rotated = backend.empty(q.shape(), backend.dtype());
   backend.rope_forward(q, static_cast<int>(heads_), offset, rotated);
@@ -77,7 +81,7 @@ Tensor MultiHeadAttention::project_q(Backend& backend, const Tensor& x, std::int
 }
 
 Tensor MultiHeadAttention::project_k(Backend& backend, const Tensor& x, std::int64_t offset) {
-  Tensor k = k_proj_.forward(backend, x).view(x.shape());
+  Tensor k = as_sequences(k_proj_.forward(backend, x), x);
   if (!rope_) return k;
   Tensor rotated = backend.empty(k.shape(), backend.dtype());
   backend.rope_forward(k, static_cast<int>(heads_), offset, rotated);
@@ -85,7 +89,7 @@ Tensor MultiHeadAttention::project_k(Backend& backend, const Tensor& x, std::int
 }
 
 Tensor MultiHeadAttention::project_v(Backend& backend, const Tensor& x) {
-  return v_proj_.forward(backend, x).view(x.shape());
+  return as_sequences(v_proj_.forward(backend, x), x);
 }
 
 Tensor MultiHeadAttention::attend(Backend& backend, const Tensor& q, const Tensor& k, const Tensor& v,

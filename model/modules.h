@@ -64,7 +64,8 @@ class MultiHeadAttention {
   };
   InputGrads backward(Backend& backend, const Tensor& dy);
 
-  // Pieces, [B, T, d] in and out. `offset` is the position of the first row (RoPE).
+  // Pieces, [B, T, d] in, [B, T, heads x d_head] out. `offset` is the position of the first
+  // row (RoPE).
   Tensor project_q(Backend& backend, const Tensor& x, std::int64_t offset);
   Tensor project_k(Backend& backend, const Tensor& x, std::int64_t offset);
   Tensor project_v(Backend& backend, const Tensor& x);
@@ -72,7 +73,7 @@ class MultiHeadAttention {
   Tensor attend(Backend& backend, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* key_padding);
 
   // What the last forward() attended with, for inspection (model/decoding_attention.h): q and k
-  // [B, T, d] as projected (and rotated), its key padding (undefined when none), the masks and scale.
+  // [B, T, heads x d_head] as projected (and rotated), its key padding (undefined when none), the masks and scale.
   const Tensor& last_q() const { return q_; }
   const Tensor& last_k() const { return k_; }
   const Tensor& last_key_padding() const { return key_padding_; }

@@ -21,9 +21,10 @@ class SpecList {
   }
 
   void attention(const std::string& prefix) {
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-      linear(prefix + "." + proj, config_.d_model, config_.d_model);
-    }
+    // q, k and v map d_model to heads x head_dim, the output projection maps it back.
+    const std::int64_t width = config_.attention_width();
+    for (const char* proj : {"q_proj", "k_proj", "v_proj"}) linear(prefix + "." + proj, width, config_.d_model);
+    linear(prefix + ".o_proj", config_.d_model, width);
   }
 
   void ffn(const std::string& prefix) {

@@ -4,7 +4,8 @@
 //   embed.weight [V, d]                      when tie_embeddings (source, target, output)
 //   src_embed.weight, tgt_embed.weight [V, d], out_proj.weight [V, d]   otherwise
 //   pos_embed.weight [max_len, d]            positional == learned
-//   {encoder,decoder}.layers.{i}.{self_attn,cross_attn}.{q,k,v,o}_proj.{weight [d, d], bias [d]}
+//   {encoder,decoder}.layers.{i}.{self_attn,cross_attn}.{q,k,v}_proj.{weight [w, d], bias [w]},
+//       .o_proj.{weight [d, w], bias [d]}   w = heads x head_dim (d unless head_dim is set)
 //   {encoder,decoder}.layers.{i}.ffn.{w1 [d_ff, d], w2 [d, d_ff], w3 [d_ff, d] (swiglu)}.{weight,bias}
 //   {encoder,decoder}.layers.{i}.norm{1,2,3}.{weight, bias (layernorm only)}
 //   {encoder,decoder}.norm.{weight,bias}     Pre-LN only

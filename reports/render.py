@@ -24,12 +24,17 @@ from render_mutants import markdown_lines as mutation_score_lines
 
 # The paper's Table 3 (newstest2013 EN-DE dev, PPL / BLEU), by the one setting a row changes
 # from the base model (../shared/design/PAPER.md); our runs are matched to a row by the same change.
+# head_dim is d_k; the paper's row (B) keeps d_v 64, model.head_dim sets both.
 PAPER_BASE = (4.92, 25.8)
-PAPER_BASE_SETTINGS = {"heads": 8, "layers": 6, "d_model": 512, "d_ff": 2048, "dropout": 0.1,
+PAPER_BASE_SETTINGS = {"heads": 8, "head_dim": 64, "layers": 6, "d_model": 512, "d_ff": 2048, "dropout": 0.1,
                        "label_smoothing": 0.1, "positional": "sinusoidal"}
+# Sizes: our base is smaller than the paper's, so a change is matched by its factor (our d_model
+# 128 against our base 256 is the paper's 256 against 512); the other settings by value.
+SCALED_SETTINGS = {"head_dim", "layers", "d_model", "d_ff"}
 PAPER_TABLE3 = {
     ("heads", 1): ("(A) h 1", 5.29, 24.9), ("heads", 4): ("(A) h 4", 5.00, 25.5),
     ("heads", 16): ("(A) h 16", 4.91, 25.8), ("heads", 32): ("(A) h 32", 5.01, 25.4),
+    ("head_dim", 16): ("(B) d_k 16", 5.16, 25.1), ("head_dim", 32): ("(B) d_k 32", 5.01, 25.4),
     ("layers", 2): ("(C) N 2", 6.11, 23.7), ("layers", 4): ("(C) N 4", 5.19, 25.3),
     ("layers", 8): ("(C) N 8", 4.88, 25.5),
     ("d_model", 256): ("(C) d_model 256", 5.75, 24.5), ("d_model", 1024): ("(C) d_model 1024", 4.66, 26.0),
@@ -43,7 +48,9 @@ PAPER_TABLE3 = {
 def settings(run):
     """The settings an ablation or a Table 3 row changes."""
     return {
-        "heads": run.model("heads"), "layers": run.model("encoder_layers"), "d_model": run.model("d_model"),
+        # head_dim as configured (0: d_model / heads), so that a heads ablation varies heads alone.
+        "heads": run.model("heads"), "head_dim": run.model("head_dim", 0), "layers": run.model("encoder_layers"),
+        "d_model": run.model("d_model"),
         "d_ff": run.model("d_ff"), "dropout": run.model("dropout"), "positional": run.model("positional"),
         "label_smoothing": run.train("label_smoothing"), "norm": run.model("norm"),
         "activation": run.model("activation"), "warmup": run.train("schedule", "warmup"),
@@ -82,25 +89,41 @@ def runs_table(runs):
     return lines
 
 
-def table3(entries, our="run", note="PPL: test, else best validation"):
-    """The paper's Table 3 row next to each entry (name, settings, PPL, BLEU), when the entries
-    vary one Table 3 setting: the row with the same value (the paper's base model for its base
-    value)."""
+def paper_row(key, value, base_value):
+    """The paper's Table 3 row (label, PPL, BLEU) that changes `key` as `value` changes our
+    `base_value`; None when the paper has no such row."""
+    if key in SCALED_SETTINGS:
+        if not base_value:
+            return None
+        value = PAPER_BASE_SETTINGS[key] * value / base_value
+    return PAPER_TABLE3.get((key, value))
+
+
+def table3(entries, our="run", note="PPL: test, else best validation", baseline=None):
+    """The paper's Table 3 row next to each entry (name, settings, PPL, BLEU): the entry named
+    `baseline` next to the paper's base model, each entry that changes one Table 3 setting from it
+    next to the row with the same change. Without a baseline the entries must vary one Table 3
+    setting, and the paper's base value of it is the base."""
     keys = varied_settings([e[1] for e in entries])
-    if len(keys) != 1 or keys[0] not in PAPER_BASE_SETTINGS:
-        return []
-    key = keys[0]
-    rows = []
+    base = next((values for name, values, _, _ in entries if name == baseline), None)
+    if base is None:
+        if len(keys) != 1 or keys[0] not in PAPER_BASE_SETTINGS:
+            return []
+        base = dict(entries[0][1], **{keys[0]: PAPER_BASE_SETTINGS[keys[0]]})
+    base_label = f"base ({keys[0]} {base[keys[0]]})" if len(keys) == 1 else "base"
+    rows, changes_matched = [], False
     for name, values, ppl, bleu in entries:
-        value = values[key]
-        if value == PAPER_BASE_SETTINGS[key]:
-            row = (f"base ({key} {value})",) + PAPER_BASE
-        elif (key, value) in PAPER_TABLE3:
-            row = PAPER_TABLE3[(key, value)]
+        changed = [k for k in values if values[k] != base[k]]
+        if not changed:
+            row = (base_label,) + PAPER_BASE
+        elif len(changed) == 1 and changed[0] in PAPER_BASE_SETTINGS:
+            row = paper_row(changed[0], values[changed[0]], base[changed[0]])
         else:
-            continue
-        rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {name} | {fmt(ppl)} | {fmt(bleu)} |")
-    if not rows:
+            row = None
+        if row:
+            rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {name} | {fmt(ppl)} | {fmt(bleu)} |")
+            changes_matched = changes_matched or bool(changed)
+    if not changes_matched:
         return []
     return [f"| paper row | paper PPL | paper BLEU | our {our} | our PPL | our BLEU |",
             "|---|---|---|---|---|---|"] + rows + [
@@ -108,14 +131,14 @@ def table3(entries, our="run", note="PPL: test, else best validation"):
         f"data ({note}): compare the direction of each change, not the values."]
 
 
-def variants_table3(variants):
+def variants_table3(variants, baseline=None):
     """Table 3 next to the variants that have run, with their means over seeds."""
     entries = []
     for v in variants:
         if v.runs():
             ppl = v.mean("test_perplexity") or v.mean("best_validation_perplexity")
             entries.append((v.name, settings(v.runs()[0]), ppl, v.mean("test_bleu")))
-    return table3(entries, "variant", "means over seeds; PPL: test, else best validation")
+    return table3(entries, "variant", "means over seeds; PPL: test, else best validation", baseline)
 
 
 # What the metrics of a comparison (vs_baseline, a claim) are called in the tables.
@@ -281,7 +304,7 @@ def render(inputs, out_dir, fmt_):
             md += ["### Claims", ""] + claims_table(ablation) + [""]
         runs = ablation.runs()
         if runs:
-            paper = variants_table3(ablation.variants)
+            paper = variants_table3(ablation.variants, ablation.baseline)
             if paper:
                 md += ["### The paper's Table 3 next to ours", ""] + paper + [""]
             md += ["### Cells", ""] + runs_table(runs) + [""]

@@ -36,6 +36,7 @@ const std::map<std::string, json>& non_default_values() {
       {"model.vocab_size", 200},
       {"model.d_model", 256},
       {"model.heads", 4},
+      {"model.head_dim", 32},
       {"model.encoder_layers", 3},
       {"model.decoder_layers", 2},
       {"model.d_ff", 1024},
@@ -147,7 +148,7 @@ TEST(ConfigFields, ANewKeyAtItsDefaultIsLeftOutOfTheCanonicalJson) {
 // version 2 and later.
 // Version 2 holds the keys added since the field list; every earlier key is version 1.
 TEST(ConfigFields, KeysAddedSinceTheFieldListAreVersionTwo) {
-  const std::set<std::string> version_two = {"train.patience", "train.keep_checkpoints"};
+  const std::set<std::string> version_two = {"model.head_dim", "train.patience", "train.keep_checkpoints"};
   for (const ConfigKey& key : config_keys()) {
     EXPECT_EQ(key.since, version_two.contains(key.path) ? 2 : 1) << key.path;
   }

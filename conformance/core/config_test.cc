@@ -227,6 +227,19 @@ TEST(Config, PaperBaseConfigParses) {
   EXPECT_EQ(c.train.max_tokens, 25000);
 }
 
+// Table 3 row (B): d_k below d_model / heads. With head_dim set, d_model need not be a multiple
+// of the head count, and the attention width is heads x head_dim.
+TEST(Config, HeadDimSetsTheHeadWidthAndFreesDModelFromHeads) {
+  const Config narrow = config_from_json({{"model", {{"vocab_size", 100}, {"heads", 8}, {"head_dim", 16}}}}, "b.json");
+  EXPECT_EQ(narrow.model.d_head(), 16);
+  EXPECT_EQ(narrow.model.attention_width(), 128);
+  const Config odd = config_from_json({{"model", {{"vocab_size", 100}, {"heads", 7}, {"head_dim", 64}}}}, "b.json");
+  EXPECT_EQ(odd.model.attention_width(), 448);
+  const Config absent = config_from_json({{"model", {{"vocab_size", 100}}}}, "b.json");
+  EXPECT_EQ(absent.model.d_head(), 64);  // 512 / 8
+  EXPECT_EQ(absent.model.attention_width(), 512);
+}
+
 TEST(Config, ActivationNamesMapToTheEnumAndTheSwigluGate) {
   const auto parse = [](const char* name) {
     return config_from_json(minimal_with({{"model", {{"activation", name}}}}), "cfg.json").model;
@@ -402,6 +415,10 @@ std::vector<ErrorCase> error_cases() {
       {"rope_odd_d_head", model({{"positional", "rope"}, {"d_model", 520}, {"heads", 8}}),
        "cfg.json: model.positional: rope rotates pairs of dimensions, "
        "so d_head (d_model / heads) must be even, got 65"},
+      {"head_dim_negative", model({{"head_dim", -1}}),
+       "cfg.json: model.head_dim: must be >= 0 (0 means d_model / heads), got -1"},
+      {"rope_odd_head_dim", model({{"positional", "rope"}, {"head_dim", 33}}),
+       "cfg.json: model.head_dim: rope rotates pairs of dimensions, so head_dim must be even, got 33"},
       {"encoder_layers_0", model({{"encoder_layers", 0}}),
        "cfg.json: model.encoder_layers: must be >= 1 for the encoder_decoder architecture, got 0"},
       {"decoder_layers_0", model({{"decoder_layers", 0}}),

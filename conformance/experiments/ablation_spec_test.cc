@@ -98,6 +98,18 @@ TEST(AblationSpec, TheCommittedSpecsLoad) {
   EXPECT_GE(count, 5u);
 }
 
+// model.head_dim is left out of the base's canonical JSON (a version-2 key at its default), yet
+// the Table 3 row (B) spec sets it by path.
+TEST(AblationSpec, TheHeadDimSpecNarrowsTheAttention) {
+  const AblationSpec spec =
+      load_ablation_spec((fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations" / "table3_head_dim.json").string());
+  ASSERT_NE(spec.find_variant("head_dim8"), nullptr);
+  const ModelConfig& model = spec.find_variant("head_dim8")->config.model;
+  EXPECT_EQ(model.d_model, 256);
+  EXPECT_EQ(model.attention_width(), 8 * 8);
+  EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{1, 2}));
+}
+
 TEST(AblationSpec, SeedsBaselineAndClaims) {
   const std::string ok = write_spec(
       "claims", {{"name", "c"}, {"base", "base.json"}, {"seeds", {3, 1}}, {"baseline", "norm=post"},

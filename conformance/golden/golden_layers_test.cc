@@ -1,6 +1,6 @@
-// Layer goldens: model/ EncoderLayer and DecoderLayer (Post-LN and Pre-LN, ReLU and GELU) against
-// nn.TransformerEncoderLayer / nn.TransformerDecoderLayer: the output, the gradients of the
-// inputs and of every parameter.
+// Layer goldens: model/ EncoderLayer and DecoderLayer (Post-LN and Pre-LN, ReLU and GELU, and
+// attention of heads x head_dim != d_model) against nn.TransformerEncoderLayer /
+// nn.TransformerDecoderLayer: the output, the gradients of the inputs and of every parameter.
 #include <gtest/gtest.h>
 
 #include "conformance/golden/golden_case.h"
@@ -17,6 +17,7 @@ ModelConfig layer_config(const nlohmann::json& p) {
   c.vocab_size = 2;  // unused: only layer 0 of one stack runs
   c.d_model = p.at("d_model");
   c.heads = p.at("heads");
+  c.head_dim = p.value("head_dim", 0);  // the *_head_dim cases: heads x head_dim != d_model
   c.d_ff = p.at("d_ff");
   c.encoder_layers = 1;
   c.decoder_layers = 1;

@@ -3,6 +3,9 @@
 // and attention calls (one query against a cache instead of T queries under a causal mask), so
 // they agree within Check::model_vs_reference at the model's widest sum. Host matrices are
 // compared through the reference backend, whose download is a copy.
+#include <string>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "conformance/model/model_testing.h"
@@ -81,6 +84,18 @@ TEST_P(IncrementalDecodingTest, DecoderOnlyEqualsFullForward) {
     ModelConfig config = with_architecture(tiny_config(), Architecture::decoder_only);
     config.norm = norm;
     expect_equal_to_full_forward_for_each_positional(config);
+  }
+}
+
+// The cache holds heads x head_dim wide keys and values, not d_model wide ones.
+TEST_P(IncrementalDecodingTest, HeadDimNotDModelOverHeadsEqualsFullForward) {
+  for (Architecture architecture : {Architecture::encoder_decoder, Architecture::decoder_only}) {
+    SCOPED_TRACE(to_string(architecture));
+    for (const auto [heads, head_dim] : {std::pair{3, 2}, std::pair{2, 6}}) {
+      SCOPED_TRACE("heads " + std::to_string(heads) + ", head_dim " + std::to_string(head_dim));
+      expect_equal_to_full_forward_for_each_positional(
+          with_head_dim(with_architecture(tiny_config(), architecture), heads, head_dim));
+    }
   }
 }
 

@@ -58,6 +58,13 @@ std::vector<GradientCase> gradient_cases() {
   cases.push_back({"rope", rope});
   cases.push_back({"rmsnorm", rms});
   cases.push_back({"untied", untied});
+  // Attention narrower and wider than d_model 8 (Table 3 rows (A) and (B)): the projections are
+  // not square, and with 3 heads d_model is not a multiple of the head count.
+  cases.push_back({"head_dim_narrower", with_head_dim(tiny_config(), 3, 2)});
+  cases.push_back({"head_dim_wider", with_head_dim(tiny_config(), 2, 6)});
+  ModelConfig head_dim_rope = with_head_dim(tiny_config(), 3, 2);
+  head_dim_rope.positional = Positional::rope;
+  cases.push_back({"head_dim_rope", head_dim_rope});
   cases.push_back({"decoder_only", with_architecture(tiny_config(), Architecture::decoder_only)});
   cases.push_back({"encoder_only", with_architecture(tiny_config(), Architecture::encoder_only)});
   return cases;

@@ -48,8 +48,14 @@ ModelConfig with_activation(ModelConfig config, Activation activation) {
   return validated(config);
 }
 
+ModelConfig with_head_dim(ModelConfig config, std::int64_t heads, std::int64_t head_dim) {
+  config.heads = heads;
+  config.head_dim = head_dim;
+  return validated(config);
+}
+
 std::int64_t widest_sum(const ModelConfig& config) {
-  return std::max({config.d_model, config.d_ff, config.max_len});
+  return std::max({config.d_model, config.attention_width(), config.d_ff, config.max_len});
 }
 
 Tensor random_words(const Shape& shape, std::int64_t vocab, std::uint64_t seed) {

@@ -23,9 +23,12 @@ ModelConfig tiny_config();
 ModelConfig with_architecture(ModelConfig config, Architecture architecture);
 // `config` with a feed-forward activation; Activation::none means SwiGLU, as in the JSON.
 ModelConfig with_activation(ModelConfig config, Activation activation);
+// `config` with `heads` heads of width `head_dim` (model.head_dim), so that q, k and v are
+// heads x head_dim wide instead of d_model (Table 3 row (B)).
+ModelConfig with_head_dim(ModelConfig config, std::int64_t heads, std::int64_t head_dim);
 
 // The longest sum a value of a model with `config` depends on, the accumulation length of its
-// tolerances: a d_model or d_ff wide GEMM, or attention over at most max_len keys.
+// tolerances: a d_model, heads x d_head or d_ff wide GEMM, or attention over at most max_len keys.
 std::int64_t widest_sum(const ModelConfig& config);
 
 // A batch of `rows` rows (host int32) for the model's architecture: source length 5, target

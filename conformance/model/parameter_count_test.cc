@@ -49,5 +49,20 @@ TEST(ParameterCountTest, PaperBaseModelBreakdown) {
   EXPECT_EQ(count(specs), 18'944'000 + 6 * 3'152'384 + 6 * 4'204'032);
 }
 
+// Table 3 row (B) with d_k = d_v = 16: q, k, v are [128, 512] (+ bias 128), o is [512, 128]
+// (+ bias 512); the FFN, norms and embedding are the base model's.
+TEST(ParameterCountTest, HeadDimNarrowsTheAttentionProjections) {
+  ModelConfig c = paper_base();
+  c.head_dim = 16;
+  validate(Config{c, TrainConfig{}}, "<row B>");
+  const std::vector<ParameterSpec> specs = parameter_specs(c);
+  const std::int64_t attention = 3 * (128 * 512 + 128) + (512 * 128 + 512);  // 263,040
+  const std::int64_t ffn_and_norms = 3'152'384 - 4 * 262'656;                // the base layer less its attention
+  EXPECT_EQ(count(specs, "encoder.layers.0.self_attn."), attention);
+  EXPECT_EQ(count(specs, "encoder.layers.0."), attention + ffn_and_norms);
+  EXPECT_EQ(count(specs, "decoder.layers.0."), 2 * attention + ffn_and_norms + 1'024);  // + norm3
+  EXPECT_EQ(count(specs), 18'944'000 + 6 * (attention + ffn_and_norms) + 6 * (2 * attention + ffn_and_norms + 1'024));
+}
+
 }  // namespace
 }  // namespace trepro::testing

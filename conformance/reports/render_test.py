@@ -6,7 +6,8 @@ seed not run yet, one variant not run at all, a baseline and two claims) and an 
 
 Checks the fixtures follow the report schemas, the Markdown tables carry their numbers (mean ±
 sd over seeds, the advantage over the baseline, the claims' verdict column), the paper's Table 3
-rows are matched to the variants by the value of the setting they vary, every linked figure
+rows are matched to the variants by the setting they change from the baseline (sizes by the
+factor of the change), every linked figure
 exists and is a valid SVG (or PNG), the mean ± sd plot draws its error bars, the output is
 byte-identical when rendered twice, and bad inputs (an old schema_version 1 summary among them)
 fail with exit 2 and a message naming the file. Exit 77 (ctest: skipped) when matplotlib is not
@@ -155,7 +156,35 @@ def fixtures_follow_the_schema():
           f"mutation score fixture valid against reports/mutation_score_schema.json {result.stderr.strip()}")
 
 
+def table3_matching_checks():
+    """Specs that vary several Table 3 settings, one per variant, as the table3_*.json specs do:
+    each variant is matched by its one change from the baseline, sizes by their factor."""
+    sys.path.insert(0, os.path.dirname(RENDER))
+    import render as renderer  # noqa: E402
+    base = {"heads": 8, "head_dim": 0, "layers": 3, "d_model": 256, "d_ff": 512, "dropout": 0.1,
+            "label_smoothing": 0.1, "positional": "sinusoidal"}
+    entries = [(name, dict(base, **change), 5.0, 30.0) for name, change in [
+        ("base", {}), ("layers1", {"layers": 1}), ("layers6", {"layers": 6}), ("d_model128", {"d_model": 128}),
+        ("d_model512", {"d_model": 512}), ("d_ff256", {"d_ff": 256}), ("d_ff1024", {"d_ff": 1024}),
+        ("heads16_dk16", {"heads": 16, "head_dim": 16})]]
+    lines = renderer.table3(entries, "variant", baseline="base")
+    md = "\n".join(lines)
+    for row, variant in [("base", "base"), ("(C) N 2", "layers1"), ("(C) d_model 256", "d_model128"),
+                         ("(C) d_model 1024", "d_model512"), ("(C) d_ff 1024", "d_ff256"),
+                         ("(C) d_ff 4096", "d_ff1024")]:
+        check(any(line.startswith(f"| {row} | ") and f"| {variant} | " in line for line in lines),
+              f"Table 3 {row} next to {variant}, matched by the factor of its change from the baseline")
+    check("| layers6 |" not in md, "a change by a factor the paper has no row for is left out")
+    check("| heads16_dk16 |" not in md, "a variant changing two settings is left out")
+    head_dim = [(f"head_dim{d}", dict(base, head_dim=d), 5.0, 30.0) for d in (32, 16, 8)]
+    md = "\n".join(renderer.table3(head_dim, "variant", baseline="head_dim32"))
+    check("| base (head_dim 32) | 4.92 | 25.8 | head_dim32 |" in md and "| (B) d_k 32 | 5.01 | 25.4 | head_dim16 |" in md
+          and "| (B) d_k 16 | 5.16 | 25.1 | head_dim8 |" in md,
+          "Table 3 (B): our head_dim halved and quartered from 32 next to the paper's d_k 32 and 16 (from 64)")
+
+
 def main():
+    table3_matching_checks()
     with tempfile.TemporaryDirectory() as tmp:
         fixtures_follow_the_schema()
         out = os.path.join(tmp, "svg")
