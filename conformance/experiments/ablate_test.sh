@@ -73,11 +73,13 @@ losses "$scratch/whole" >"$scratch/whole.losses"
 [[ $(grep -c "already finished, skipped" "$scratch/rerun.log") == 4 ]] || fail "a finished cell ran again"
 
 # Killed midway (while the second cell trains), then rerun: the same cells as the whole sweep.
+# The cell trains for only tens of milliseconds after its step 4, so the poll must be quicker
+# than that: at 0.1 s the kill often came after training, and the rerun had nothing to resume.
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/killed" >"$scratch/killed.log" &
 pid=$!
-for _ in $(seq 600); do
+for _ in $(seq 12000); do
   [[ -e "$scratch/killed/norm=pre/seed_5/checkpoints/step_4.safetensors" ]] && break
-  sleep 0.1
+  sleep 0.005
 done
 kill -9 "$pid" 2>/dev/null || fail "the sweep ended before it could be killed"
 wait "$pid" 2>/dev/null || true
