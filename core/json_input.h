@@ -15,8 +15,9 @@
 
 namespace trepro {
 
-// Arrays and objects nested deeper than this are rejected before parsing. The deepest file the
-// program reads (a run report) nests 4 levels; 64 is far from both that and the stack's end.
+// Arrays and objects nested deeper than this are rejected before parsing. The files the program
+// reads nest a handful of levels (a run report, an ablation summary); 64 is far from both that
+// and the stack's end.
 inline constexpr int kMaxJsonDepth = 64;
 
 // The message names the source first: "cfg.json: JSON nested deeper than 64 levels (at byte 64)",
