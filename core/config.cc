@@ -9,6 +9,7 @@
 #include "core/atomic_file.h"
 #include "core/config_fields.h"
 #include "core/config_messages.h"
+#include "core/json_input.h"
 
 namespace trepro {
 
@@ -24,14 +25,9 @@ Config load_config(const std::string& path) {
   }
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; the position and the reason remain.
-    std::string_view reason = e.what();
-    if (const auto end = reason.find("] "); reason.starts_with("[json.exception") && end != reason.npos) {
-      reason.remove_prefix(end + 2);
-    }
-    throw ConfigError(format_error(path, "", "invalid JSON: " + std::string(reason)));
+    parsed = parse_json(text, path);
+  } catch (const JsonInputError& e) {
+    throw ConfigError(e.what());
   }
   return config_from_json(parsed, path);
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/json_input.h"
 
 namespace trepro {
 
@@ -173,13 +174,13 @@ SafetensorsFile read_safetensors(const std::string& path) {
                    std::to_string(bytes.size() - 8) +
                    " bytes after it (truncated, or not a safetensors file)");
   }
-  const auto header_begin = bytes.begin() + 8;
-  const auto data_begin = header_begin + static_cast<std::ptrdiff_t>(header_size);
   json header;
   try {
-    header = json::parse(header_begin, data_begin);
-  } catch (const json::parse_error& e) {
-    fail(path, std::string("invalid JSON header: ") + e.what());
+    // A crafted header must not crash the reader, and a tensor named twice is an error (both
+    // core/json_input.h).
+    header = parse_json(std::string_view(bytes).substr(8, header_size), path + ": header");
+  } catch (const JsonInputError& e) {
+    throw SafetensorsError(e.what());
   }
   if (!header.is_object()) fail(path, "header is not a JSON object: " + header.dump());
 

@@ -46,6 +46,12 @@ Tensor Transformer::upload_ids(const Tensor& host_ids, const char* what) {
     throw std::invalid_argument(std::string("batch.") + what + ": expected an int32 or int64 [B, T] tensor, got " +
                                 std::string(dtype_name(host_ids.dtype())) + " " + shape_string(host_ids.shape()));
   }
+  // Attention splits its rows by the batch size (B = 0 divided by zero) and normalizes over at
+  // least one key; the mean loss needs at least one label. An empty batch has no output.
+  if (host_ids.numel() == 0) {
+    throw std::invalid_argument(std::string("batch.") + what + ": shape " + shape_string(host_ids.shape()) +
+                                " holds no token: a batch needs B >= 1 sequences of T >= 1 tokens");
+  }
   return backend_.upload(host_ids);
 }
 

@@ -1,6 +1,6 @@
-#!/usr/bin/env python3
-"""trepro bleu against sacreBLEU itself (the `sacrebleu` PyPI package, not in Debian: install it
-with `python3 -m pip install sacrebleu==2.4.3` to run this check).
+#!/usr/bin/python3
+"""trepro bleu against sacreBLEU itself (the `sacrebleu` PyPI package, not in Debian: scripts/setup
+installs it for /usr/bin/python3).
 
 Builds hypothesis/reference files from the Multi30K test references (when the data folder is
 found) and from hand-written lines that exercise the 13a tokenizer, degrades the hypotheses with
@@ -8,7 +8,8 @@ a seeded random generator (dropped, swapped, replaced and re-cased words, extra 
 checks that `trepro bleu --json` gives sacreBLEU's score (to 1e-9), signature and verbose score,
 with one and two reference files, case-sensitive and lower-cased.
 
-Usage: sacrebleu_check.py TREPRO          Exit 77 (ctest: skipped) when sacrebleu is missing.
+Usage: /usr/bin/python3 sacrebleu_check.py TREPRO
+Exit 77 (ctest: skipped; a failure in CI) when sacrebleu is missing.
 """
 import gzip
 import json
@@ -23,7 +24,7 @@ try:
     from sacrebleu.metrics import BLEU
 except ImportError:
     print("sacrebleu_check: skipped: the sacrebleu Python package is not importable by "
-          f"{sys.executable} (python3 -m pip install sacrebleu==2.4.3)")
+          f"{sys.executable} (scripts/setup installs sacrebleu 2.4.3 for /usr/bin/python3)")
     sys.exit(77)
 
 HAND_WRITTEN = [

@@ -554,6 +554,39 @@ TEST(ConfigErrors, ValueErrorsInAFileNameTheFile) {
   std::filesystem::remove(path);
 }
 
+// The message of the ConfigError that loading a file holding `text` throws, with the file's
+// path written as "cfg.json".
+std::string load_error_of(const std::string& text) {
+  const std::string path = temp_path(".json");
+  std::ofstream(path) << text;
+  std::string message = "no ConfigError";
+  try {
+    load_config(path);
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  std::filesystem::remove(path);
+  return message.starts_with(path) ? "cfg.json" + message.substr(path.size()) : message;
+}
+
+// 100,000 nested arrays overflowed the stack when the error message quoted the value.
+TEST(ConfigErrors, DeeplyNestedJsonIsAnErrorNotACrash) {
+  EXPECT_EQ(load_error_of(std::string(100000, '[') + std::string(100000, ']')),
+            "cfg.json: JSON nested deeper than 64 levels (at byte 64)");
+  EXPECT_EQ(load_error_of(R"({"model": {"vocab_size": 100, "d_model": )" + std::string(100, '[') + "}}"),
+            "cfg.json: JSON nested deeper than 64 levels (at byte 103)");
+}
+
+// nlohmann keeps the last of two keys: the file would say 16 to a reader and 17 to the program.
+TEST(ConfigErrors, DuplicateKeyIsAnError) {
+  EXPECT_EQ(load_error_of(R"({"model": {"vocab_size": 16, "vocab_size": 17}})"),
+            "cfg.json: model.vocab_size: the key appears twice");
+  EXPECT_EQ(load_error_of(R"({"model": {"vocab_size": 16}, "train": {"seed": 1}, "model": {"d_model": 8}})"),
+            "cfg.json: model: the key appears twice");
+  EXPECT_EQ(load_error_of(R"({"model": {"vocab_size": 16}, "train": {"optimizer": {"lr": 1, "lr": 1}}})"),
+            "cfg.json: train.optimizer.lr: the key appears twice");
+}
+
 TEST(ConfigErrors, ValidateChecksAConfigBuiltByHand) {
   EXPECT_EQ(error_of_validate(Config{}), "by-hand: model.vocab_size: must be >= 2, got 0");
 

@@ -176,7 +176,21 @@ TEST_F(SafetensorsTest, HeaderLengthLargerThanTheFile) {
 
 TEST_F(SafetensorsTest, InvalidJson) {
   EXPECT_THAT(read_error(assemble(R"({"a":)", "")),
-              AllOf(HasSubstr(file("bad.safetensors") + ": "), HasSubstr("invalid JSON header")));
+              HasSubstr(file("bad.safetensors") + ": header: invalid JSON: "));
+}
+
+// 100,000 nested arrays overflowed the stack when the error message quoted the header.
+TEST_F(SafetensorsTest, DeeplyNestedHeaderIsAnErrorNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(read_error(assemble(deep, "")),
+            file("bad.safetensors") + ": header: JSON nested deeper than 64 levels (at byte 64)");
+}
+
+// nlohmann keeps the last of two entries; the file would mean two things.
+TEST_F(SafetensorsTest, TensorNamedTwice) {
+  const std::string header = R"({"a":)" + entry("F32", "[1]", "[0,4]") + R"(,"a":)" + entry("F32", "[1]", "[4,8]") + "}";
+  EXPECT_EQ(read_error(assemble(header, std::string(8, '\0'))),
+            file("bad.safetensors") + ": header: a: the key appears twice");
 }
 
 TEST_F(SafetensorsTest, HeaderNotAnObject) {

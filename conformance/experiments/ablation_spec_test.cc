@@ -24,6 +24,13 @@ std::string write_spec(const std::string& name, const json& spec) {
   return (dir / "spec.json").string();
 }
 
+// write_spec, with the spec given as text: what a json value cannot hold (a key twice).
+std::string write_spec_text(const std::string& name, const std::string& text) {
+  const std::string path = write_spec(name, json::object());
+  std::ofstream(path) << text;
+  return path;
+}
+
 std::string error_of(const std::string& path) {
   try {
     load_ablation_spec(path);
@@ -85,6 +92,19 @@ TEST(AblationSpec, NoVariantsAndUnknownKeysAreErrors) {
   EXPECT_NE(error_of(write_spec("unknown", {{"name", "u"}, {"base", "base.json"}, {"variant", json::array()}}))
                 .find("variant: unknown key"),
             std::string::npos);
+}
+
+// nlohmann would keep the second; the spec would run something other than what it says.
+TEST(AblationSpec, AKeyTwiceIsAnErrorNamingIt) {
+  const std::string path = write_spec_text(
+      "key_twice", R"({"name": "n", "base": "base.json",
+                      "variants": [{"name": "a", "set": {"model.heads": 1, "model.heads": 2}}]})");
+  EXPECT_EQ(error_of(path), path + ": variants[0].set.model.heads: the key appears twice");
+}
+
+TEST(AblationSpec, DeepNestingIsAnErrorNotACrash) {
+  const std::string path = write_spec_text("deep", std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_EQ(error_of(path), path + ": JSON nested deeper than 64 levels (at byte 64)");
 }
 
 TEST(AblationSpec, TheCommittedSpecsLoad) {

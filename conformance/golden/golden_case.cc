@@ -2,20 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include "core/json_input.h"
 
 namespace trepro::golden {
 
 std::string golden_dir() { return TREPRO_GOLDEN_DIR; }
 
 const nlohmann::json& manifest() {
-  static const nlohmann::json parsed = [] {
-    std::ifstream in(golden_dir() + "/MANIFEST.json");
-    if (!in) throw std::runtime_error(golden_dir() + "/MANIFEST.json: cannot open");
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json parsed = read_json_file(golden_dir() + "/MANIFEST.json");
   return parsed;
 }
 

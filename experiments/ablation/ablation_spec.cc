@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <set>
 
-#include "core/atomic_file.h"
+#include "core/json_input.h"
 
 namespace trepro {
 
@@ -133,9 +133,9 @@ Config apply_overrides(const Config& config, const json& overrides, const std::s
 AblationSpec load_ablation_spec(const std::string& path) {
   json document;
   try {
-    document = json::parse(read_file(path));
-  } catch (const json::parse_error& e) {
-    fail(path, std::string("invalid JSON: ") + e.what());
+    document = read_json_file(path);
+  } catch (const JsonInputError& e) {
+    throw ConfigError(e.what());
   }
   if (!document.is_object()) fail(path, "expected an object");
   static const std::set<std::string> known = {"name", "description", "base", "overrides", "variants",

@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "core/atomic_file.h"
+#include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/data/multi30k.h"
@@ -44,12 +44,7 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
     cell["status"] = "not_run";
     return cell;
   }
-  json report;
-  try {
-    report = json::parse(read_file(report_path.string()));
-  } catch (const json::exception& e) {
-    throw std::runtime_error(report_path.string() + ": not a run report: " + e.what());
-  }
+  const json report = read_json_file(report_path.string());
   cell["status"] = report.at("status");
   const json& steps = report.at("steps");
   cell["steps"] = steps.empty() ? json(0) : steps.back().at("step");

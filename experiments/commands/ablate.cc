@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/json_input.h"
 #include "experiments/ablation/ablation_summary.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
@@ -53,11 +54,7 @@ struct Cell {
 nlohmann::json read_report(const fs::path& run) {
   const fs::path report = run / "report.json";
   if (!fs::exists(report)) return nullptr;
-  try {
-    return nlohmann::json::parse(read_file(report.string()));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(report.string() + ": not JSON: " + e.what());
-  }
+  return read_json_file(report.string());
 }
 
 bool decodes(const Config& config) { return config.data.dataset == Dataset::multi30k; }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/json_input.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
@@ -62,12 +63,7 @@ std::string relative_to_run(const std::string& run_dir, const std::string& path)
 
 void evaluate_run(const EvaluateOptions& o) {
   const std::string report_path = in_run(o.model.run_dir, "report.json");
-  nlohmann::json report;
-  try {
-    report = nlohmann::json::parse(read_file(report_path));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(report_path + ": not JSON: " + e.what());
-  }
+  nlohmann::json report = read_json_file(report_path);
   const TranslationModel t = o.model.load();
   const DataConfig& data = t.config.data;
   if (data.dataset != Dataset::multi30k) {

@@ -32,6 +32,11 @@ Tensor read_ids(const std::string& path, const char* what) {
     throw SafetensorsError(path + ": tensor " + name + ": shape " + shape_string(ids.shape()) +
                            ", expected a [B, T] matrix of token ids");
   }
+  // The model has no output for no sequence or no position (Transformer::upload_ids).
+  if (ids.numel() == 0) {
+    throw SafetensorsError(path + ": tensor " + name + ": shape " + shape_string(ids.shape()) + " holds no token; --" +
+                           what + " needs B >= 1 sequences of T >= 1 tokens");
+  }
   return ids;
 }
 

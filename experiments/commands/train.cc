@@ -24,7 +24,7 @@ void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainCommand>();
   cmd->add_option("config", o->run.config_path, "config JSON (optional with --resume: RUN/config.json)");
   cmd->add_option("--out", o->run.run_dir, "run folder (config, vocabulary, log, checkpoints, report.json)")->required();
-  cmd->add_flag("--resume", o->run.resume, "continue from the newest RUN/checkpoints/step_<N>.safetensors");
+  cmd->add_flag("--resume", o->run.resume, "continue from the newest RUN/checkpoints/step_<N>.safetensors (none yet: start over)");
   cmd->add_option("--data-dir", o->run.data_dir,
                   "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, <source>/../shared/data, "
                   "/work/shared/data)");

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/json_input.h"
 #include "experiments/run_info.h"
 
 namespace trepro {
@@ -20,8 +21,8 @@ RunHistory RunHistory::load(const std::string& path, std::int64_t last_step) {
     if (line.empty()) continue;
     nlohmann::json entry;
     try {
-      entry = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+      entry = parse_json(line, path + ":" + std::to_string(number));
+    } catch (const JsonInputError&) {
       // A line cut short by a kill is the last one; everything it held is recomputed.
       break;
     }
@@ -72,9 +73,11 @@ namespace {
 nlohmann::json previous_test_fields(const std::string& path) {
   if (!std::filesystem::exists(path)) return nlohmann::json::object();
   try {
-    nlohmann::json test = nlohmann::json::parse(read_file(path)).value("test", nlohmann::json::object());
+    nlohmann::json test = read_json_file(path).value("test", nlohmann::json::object());
     return test.is_object() ? test : nlohmann::json::object();
-  } catch (const nlohmann::json::exception&) {
+  } catch (const JsonInputError&) {
+    return nlohmann::json::object();
+  } catch (const nlohmann::json::exception&) {  // not an object
     return nlohmann::json::object();
   }
 }

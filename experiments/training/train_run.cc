@@ -24,12 +24,16 @@ using Clock = std::chrono::steady_clock;
 std::string in_run(const std::string& run_dir, const std::string& name) { return (fs::path(run_dir) / name).string(); }
 
 // The config of the run: CONFIG, or RUN/config.json on resume (CONFIG, when also given, must be
-// the same run apart from the overridable lengths). `planned_steps` gets train.max_steps before
-// the --steps override, for the time estimate of a short trial run.
+// the same run apart from the overridable lengths). A scheduler restarts a job with one fixed
+// command, so --resume with CONFIG also starts a run whose folder has no config.json yet (killed
+// before writing it, or never started), unless it has checkpoints. `planned_steps` gets
+// train.max_steps before the --steps override, for the time estimate of a short trial run.
 Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
   const std::string saved = in_run(o.run_dir, "config.json");
+  const bool starts_fresh = o.resume && !fs::exists(saved) && !o.config_path.empty() &&
+                            list_step_checkpoints(o.run_dir).empty();
   Config config;
-  if (o.resume) {
+  if (o.resume && !starts_fresh) {
     if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
     config = load_config(saved);
     if (!o.config_path.empty()) {
@@ -43,7 +47,7 @@ Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
     }
   } else {
     if (o.config_path.empty()) throw std::invalid_argument("train: a CONFIG is required unless --resume");
-    if (fs::exists(saved)) {
+    if (!o.resume && fs::exists(saved)) {
       throw std::runtime_error(saved + ": the run folder is in use (--resume continues it; or choose another --out)");
     }
     config = load_config(o.config_path);
@@ -157,13 +161,21 @@ class Run {
 
   void resume() {
     const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
-    if (found.empty()) throw std::runtime_error(checkpoint_dir(o_.run_dir) + ": no step_<N>.safetensors to resume from");
+    if (found.empty()) {
+      // Killed before its first checkpoint: nothing to continue, so the run starts over from its
+      // config; what that session wrote (history, best.safetensors, report.json) is replaced
+      // as the same steps are recomputed.
+      progress_->note("resume: no step_<N>.safetensors in " + checkpoint_dir(o_.run_dir) +
+                      " yet: starting the run over from step 0 with " + in_run(o_.run_dir, "config.json"));
+      return;
+    }
     const CheckpointState loaded = load_checkpoint(found.back().path, model_, trainer_->optimizer());
     if (loaded.seed != config_.train.seed) {
       throw std::runtime_error(found.back().path + ": seed " + std::to_string(loaded.seed) + " but the config has " +
                                std::to_string(config_.train.seed));
     }
     state_ = loaded;
+    resumed_ = true;
     state_.config_hash = config_hash(config_);
     trainer_->set_steps_done(state_.step);
     progress_->note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
@@ -236,7 +248,7 @@ class Run {
                   {"validation_loss", state_.best_step > 0 ? nlohmann::json(state_.best_validation_loss) : nlohmann::json()},
                   {"checkpoint", "checkpoints/best.safetensors"}}},
         {"test", test.is_object() ? test : nlohmann::json::object()},
-        {"resumed", o_.resume},
+        {"resumed", resumed_},
         {"stopped_early", out_of_patience()},
     };
     if (!error.empty()) report["error"] = error;
@@ -252,6 +264,7 @@ class Run {
   std::unique_ptr<TrainingData> data_;
   std::unique_ptr<Progress> progress_;
   CheckpointState state_;
+  bool resumed_ = false;  // this session continued from a checkpoint
   RunHistory history_;
 };
 

@@ -21,7 +21,8 @@ namespace trepro {
 struct TrainRunOptions {
   std::string config_path;  // may be empty with resume (RUN/config.json is used)
   std::string run_dir;
-  bool resume = false;      // continue from the newest RUN/checkpoints/step_<N>.safetensors
+  bool resume = false;      // continue from the newest RUN/checkpoints/step_<N>.safetensors; with
+                            // none yet, start over (train_run.cc, run_config and resume)
   std::string data_dir;     // --data-dir (empty: data.dir, then the default chain)
   std::optional<std::int64_t> max_steps, validate_every, checkpoint_every;  // config overrides
   std::int64_t log_every = 10;

@@ -83,6 +83,12 @@ class Multi30kData : public TrainingData {
                                " pieces, but model.vocab_size is " + std::to_string(config.model.vocab_size));
     }
     train_ = pairs_within(encode_pairs(*vocabulary_, train), config.model.max_len, &dropped_);
+    // An epoch of no batch has no first batch to read.
+    if (train_.empty()) {
+      throw std::runtime_error(data_dir_ + "/multi30k/train." + d.source_language + ".gz: none of its " +
+                               std::to_string(dropped_) + " pairs fits: each is empty or longer than model.max_len " +
+                               std::to_string(config.model.max_len) + " tokens with EOS");
+    }
     validation_ = evaluation_batches("val");
     test_ = evaluation_batches("test_2016_flickr");
     note("data: " + data_dir_ + "/multi30k, " + std::to_string(train_.size()) + " training pairs (" +
