@@ -111,6 +111,35 @@ TREPRO_THREADS=2 "$trepro" ablate "$scratch/spec.json" --out "$scratch/jobs" --j
 [[ $(grep -c "started (1 threads" "$scratch/jobs.log") == 4 ]] || fail "2 threads were not shared by 2 jobs"
 losses "$scratch/jobs" | diff "$scratch/whole.losses" - || fail "--jobs 2 differs from one cell at a time"
 
+# A sweep killed with --jobs takes its children with it (a rerun must not meet them training).
+# Its cells train for 50 epochs here, so a child outliving the sweep would still be found.
+sed 's/"data.epochs": 1/"data.epochs": 50/' "$scratch/spec.json" >"$scratch/long_spec.json"
+children() { pgrep -f -- "--out $scratch/orphans --variant" || true; }
+"$trepro" ablate "$scratch/long_spec.json" --out "$scratch/orphans" --jobs 2 >"$scratch/orphans.log" &
+pid=$!
+training() { [[ -e "$scratch/orphans/norm=post/seed_5/train.log" && -e "$scratch/orphans/norm=pre/seed_5/train.log" ]]; }
+for _ in $(seq 12000); do
+  training && break
+  sleep 0.005
+done
+training && [[ $(children | wc -l) == 2 ]] || fail "the sweep did not start 2 children training"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+for _ in $(seq 50); do
+  [[ -z $(children) ]] && break
+  sleep 0.01
+done
+[[ -z $(children) ]] || fail "the killed sweep's children still run"
+
+# A cell being run refuses a second process.
+mkdir -p "$scratch/locked/norm=pre"
+exec {lock}>"$scratch/locked/norm=pre/seed_5.lock"
+flock "$lock"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/locked" --variant norm=pre --seed 5 2>"$scratch/err.log" \
+  && fail "a locked cell ran"
+grep -q "norm=pre seed 5 is being run by another process" "$scratch/err.log" || fail "the lock is not named"
+exec {lock}>&-
+
 # A job array: each cell alone, then the summary from the finished cells.
 for cell in "${cells[@]}"; do
   "$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "${cell%/seed_*}" --seed "${cell#*/seed_}" \

@@ -8,9 +8,14 @@
 //   --jobs N               N cells at once, each a child process with its share of the threads
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -44,6 +49,9 @@ struct AblateOptions {
   bool summarize_only = false;
   BackendChoice backend;
 };
+
+// Set in a child's environment to its sweep's pid (see end_with_parent).
+constexpr const char* kParentVariable = "TREPRO_ABLATE_PARENT";
 
 struct Cell {
   const AblationVariant* variant;
@@ -90,8 +98,42 @@ void train_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
   }
 }
 
+// A child of a sweep (--jobs) dies with it: a sweep killed and rerun must not find the killed
+// sweep's children still training its cells.
+void end_with_parent() {
+  const char* parent = std::getenv(kParentVariable);
+  if (!parent) return;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before prctl took effect.
+  if (std::to_string(getppid()) != parent) std::_Exit(1);
+}
+
+// Holds an exclusive lock on OUT/<variant>/seed_<S>.lock while the cell runs, so that two
+// processes (a rerun beside a run, a job array's task started twice) never train one cell. The
+// kernel drops the lock when its process dies, however it dies.
+class CellLock {
+ public:
+  CellLock(const fs::path& run, const std::string& cell) {
+    fs::create_directories(run.parent_path());
+    const std::string path = run.string() + ".lock";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error(path + ": cannot open the cell's lock: " + std::strerror(errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      close(fd_);
+      throw std::runtime_error("ablate: " + cell + " is being run by another process (" + path + " is locked)");
+    }
+  }
+  CellLock(const CellLock&) = delete;
+  CellLock& operator=(const CellLock&) = delete;
+  ~CellLock() { close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
 void run_cell(const AblateOptions& o, const Cell& cell) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
+  const CellLock lock(run, cell.name());
   nlohmann::json report = read_report(run);
   if (cell_done(cell, report)) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
@@ -133,6 +175,7 @@ pid_t spawn_cell(const AblateOptions& o, const Cell& cell, std::int64_t threads,
     if (!std::string_view(*e).starts_with("TREPRO_THREADS=")) env_strings.emplace_back(*e);
   }
   env_strings.push_back("TREPRO_THREADS=" + std::to_string(threads));
+  env_strings.push_back(std::string(kParentVariable) + "=" + std::to_string(getpid()));
   std::vector<char*> envp;
   for (std::string& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -192,6 +235,7 @@ void run_ablation(const AblateOptions& o) {
     if (std::find(spec.seeds.begin(), spec.seeds.end(), o.seed) == spec.seeds.end()) {
       throw std::invalid_argument(o.spec_path + ": seed " + std::to_string(o.seed) + " is not among the spec's seeds");
     }
+    end_with_parent();
     run_cell(o, {variant, o.seed});
     return;
   }
