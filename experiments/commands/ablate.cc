@@ -67,12 +67,12 @@ nlohmann::json read_report(const fs::path& run) {
 
 bool decodes(const Config& config) { return config.data.dataset == Dataset::multi30k; }
 
-// Trained to the end (or diverged), and decoded when its data can be.
+// Trained to the end (or diverged), and decoded when its data can be. A diverged cell decodes its
+// best checkpoint from before the divergence, when it had one: that model is its result.
 bool cell_done(const Cell& cell, const nlohmann::json& report) {
   if (report.is_null()) return false;
   const std::string status = report.value("status", "");
-  if (status == "non_finite") return true;
-  if (status != "finished") return false;
+  if (status != "finished" && status != "non_finite") return false;
   return !decodes(cell.variant->config) || report["test"].contains("bleu") || report["best"].value("step", 0) == 0;
 }
 
