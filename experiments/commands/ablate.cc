@@ -22,7 +22,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/json_input.h"
@@ -32,6 +31,7 @@
 #include "experiments/commands/evaluate.h"
 #include "experiments/training/train_run.h"
 #include "model/trainer.h"
+#include "optimized/cpu/thread_pool.h"
 
 extern char** environ;
 
@@ -190,17 +190,12 @@ pid_t spawn_cell(const AblateOptions& o, const Cell& cell, std::int64_t threads,
   return pid;
 }
 
-// The threads a machine's cells share: TREPRO_THREADS when set, else the hardware's.
-std::int64_t total_threads() {
-  if (const char* env = std::getenv("TREPRO_THREADS")) return std::max(1L, std::strtol(env, nullptr, 10));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 // Runs `cells` in up to o.jobs children at once; `after_each` runs when one ends. Returns the
 // cells whose child failed.
 std::vector<std::string> run_in_children(const AblateOptions& o, const std::vector<Cell>& cells,
                                          const std::function<void()>& after_each) {
-  const std::int64_t threads = std::max<std::int64_t>(1, total_threads() / o.jobs);
+  // The threads the cells share are those one backend would take (TREPRO_THREADS, else the cores).
+  const std::int64_t threads = std::max<std::int64_t>(1, cpu::default_thread_count() / o.jobs);
   const fs::path logs = fs::path(o.out) / "logs";
   fs::create_directories(logs);
   std::map<pid_t, Cell> running;
