@@ -132,8 +132,9 @@ std::string preprocess(const std::string& line, const BleuOptions& options) {
   return options.tokenize == Tokenization::tok_13a ? tokenize_13a(stripped) : std::string(stripped);
 }
 
-BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
-                      const std::vector<std::vector<std::string>>& references, const BleuOptions& options) {
+BleuStats corpus_stats(const std::vector<std::string>& hypotheses,
+                       const std::vector<std::vector<std::string>>& references, int max_order,
+                       const std::function<std::string(const std::string&)>& prepare) {
   if (references.empty()) throw std::invalid_argument("corpus_bleu: no reference set");
   for (std::size_t k = 0; k < references.size(); ++k) {
     if (references[k].size() != hypotheses.size()) {
@@ -143,12 +144,12 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
     }
   }
   BleuStats total;
-  total.correct.assign(static_cast<std::size_t>(options.max_order), 0.0);
-  total.total.assign(static_cast<std::size_t>(options.max_order), 0.0);
+  total.correct.assign(static_cast<std::size_t>(max_order), 0.0);
+  total.total.assign(static_cast<std::size_t>(max_order), 0.0);
   for (std::size_t i = 0; i < hypotheses.size(); ++i) {
     std::vector<std::string> refs;
-    for (const auto& set : references) refs.push_back(preprocess(set[i], options));
-    const BleuStats s = sentence_stats(preprocess(hypotheses[i], options), refs, options.max_order);
+    for (const auto& set : references) refs.push_back(prepare(set[i]));
+    const BleuStats s = sentence_stats(prepare(hypotheses[i]), refs, max_order);
     for (std::size_t n = 0; n < s.correct.size(); ++n) {
       total.correct[n] += s.correct[n];
       total.total[n] += s.total[n];
@@ -156,7 +157,14 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
     total.hyp_len += s.hyp_len;
     total.ref_len += s.ref_len;
   }
-  return compute_bleu(total, options);
+  return total;
+}
+
+BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references, const BleuOptions& options) {
+  return compute_bleu(corpus_stats(hypotheses, references, options.max_order,
+                                   [&options](const std::string& line) { return preprocess(line, options); }),
+                      options);
 }
 
 std::string signature(const BleuOptions& options, std::size_t reference_sets) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,14 @@ BleuStats sentence_stats(const std::string& hypothesis, const std::vector<std::s
 // whitespace, tokenize.
 std::string preprocess(const std::string& line, const BleuOptions& options);
 
-// hypotheses[i] against references[k][i] for every reference set k (all the same length).
+// The statistics of hypotheses[i] against references[k][i] for every reference set k (all the
+// same length), each line put through `prepare` first (tokenization: whitespace then separates
+// tokens).
+BleuStats corpus_stats(const std::vector<std::string>& hypotheses,
+                       const std::vector<std::vector<std::string>>& references, int max_order,
+                       const std::function<std::string(const std::string&)>& prepare);
+
+// sacreBLEU's corpus BLEU: corpus_stats with preprocess, then compute_bleu.
 BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
                       const std::vector<std::vector<std::string>>& references, const BleuOptions& options);
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "experiments/bleu/regex_pass.h"
+
 namespace trepro::bleu {
 
 namespace {
@@ -29,24 +31,6 @@ bool is_separated_symbol(char c) {
   const auto u = static_cast<unsigned char>(c);
   return (u >= 0x7B && u <= 0x7E) || (u >= 0x5B && u <= 0x60) || (u >= 0x20 && u <= 0x26) ||
          (u >= 0x28 && u <= 0x2B) || (u >= 0x3A && u <= 0x40) || u == 0x2F;
-}
-
-// One left-to-right pass of a two-character pattern (first, second), as re.sub does: after a
-// match the scan resumes behind it.
-template <class First, class Second, class Emit>
-std::string substitute_pairs(const std::string& s, First first, Second second, Emit emit) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 4);
-  std::size_t i = 0;
-  while (i < s.size()) {
-    if (i + 1 < s.size() && first(s[i]) && second(s[i + 1])) {
-      emit(out, s[i], s[i + 1]);
-      i += 2;
-    } else {
-      out.push_back(s[i++]);
-    }
-  }
-  return out;
 }
 
 // Length of the UTF-8 whitespace character at text[i] (Python's str.isspace), 0 if none.
@@ -123,15 +107,14 @@ std::string tokenize_13a(std::string_view text) {
   }
   padded.push_back(' ');
   auto not_digit = [](char c) { return !is_digit(c); };
-  padded = substitute_pairs(padded, not_digit, is_period_or_comma, [](std::string& o, char a, char b) {
-    o.push_back(a), o.push_back(' '), o.push_back(b), o.push_back(' ');
-  });
-  padded = substitute_pairs(padded, is_period_or_comma, not_digit, [](std::string& o, char a, char b) {
-    o.push_back(' '), o.push_back(a), o.push_back(' '), o.push_back(b);
-  });
-  padded = substitute_pairs(padded, is_digit, [](char c) { return c == '-'; }, [](std::string& o, char a, char b) {
-    o.push_back(a), o.push_back(' '), o.push_back(b), o.push_back(' ');
-  });
+  const auto separate_second = [](std::string& o, const char* m) {
+    o.push_back(m[0]), o.push_back(' '), o.push_back(m[1]), o.push_back(' ');
+  };
+  padded = substitute_each(padded, separate_second, not_digit, is_period_or_comma);
+  padded = substitute_each(
+      padded, [](std::string& o, const char* m) { o.push_back(' '), o.push_back(m[0]), o.push_back(' '), o.push_back(m[1]); },
+      is_period_or_comma, not_digit);
+  padded = substitute_each(padded, separate_second, is_digit, [](char c) { return c == '-'; });
   std::string out;
   for (std::string_view word : split_whitespace(padded)) {
     if (!out.empty()) out.push_back(' ');

@@ -1,11 +1,13 @@
-// trepro bleu HYP REF...: sacreBLEU-compatible corpus BLEU (experiments/bleu/bleu.h), or the
-// tokenized lower-cased BLEU of the public Multi30K tutorial (--tokenized-lowercase).
+// trepro bleu HYP REF...: sacreBLEU-compatible corpus BLEU (experiments/bleu/bleu.h), the
+// tokenized lower-cased BLEU of the public Multi30K tutorial (--tokenized-lowercase), or the
+// paper's tokenized BLEU with compound splitting (--paper-wmt14, experiments/bleu/paper_bleu.h).
 #include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "experiments/bleu/bleu_files.h"
+#include "experiments/bleu/paper_bleu.h"
 #include "experiments/commands/commands.h"
 
 namespace trepro::cli {
@@ -18,10 +20,37 @@ struct BleuCommandOptions {
   bool lowercase = false;
   bool json = false;
   bool tokenized_lowercase = false;
+  bool paper_wmt14 = false;
+  std::string language = "de";
   std::string tokenize = "13a";
 };
 
+void run_paper_bleu(const BleuCommandOptions& o) {
+  const bleu::MosesLanguage language = bleu::moses_language(o.language, "bleu --language");
+  const std::vector<std::string> hypotheses = bleu::read_text_lines(o.hypotheses);
+  const auto references = bleu::read_references(o.references, o.hypotheses, hypotheses.size());
+  const bleu::BleuScore score = bleu::paper_wmt14_bleu(hypotheses, references, language);
+  const std::string signature = bleu::paper_wmt14_signature(language, o.references.size());
+  if (o.json) {
+    std::cout << nlohmann::json{{"name", "paper_wmt14_bleu"},
+                                {"score", score.score},
+                                {"signature", signature},
+                                {"verbose_score", bleu::format_multi_bleu(score)},
+                                {"precisions", score.precisions},
+                                {"bp", score.brevity_penalty},
+                                {"hyp_len", score.stats.hyp_len},
+                                {"ref_len", score.stats.ref_len},
+                                {"correct", score.stats.correct},
+                                {"total", score.stats.total}}
+                     .dump(1)
+              << "\n";
+  } else {
+    std::cout << bleu::format_multi_bleu(score) << "\n" << signature << "\n";
+  }
+}
+
 void run_bleu(const BleuCommandOptions& o) {
+  if (o.paper_wmt14) return run_paper_bleu(o);
   if (o.tokenized_lowercase) {
     const std::vector<std::string> hypotheses = bleu::read_text_lines(o.hypotheses);
     const auto references = bleu::read_references(o.references, o.hypotheses, hypotheses.size());
@@ -78,6 +107,10 @@ void add_bleu_command(CLI::App& app) {
   cmd->add_option("--tokenize", o->tokenize, "13a (default) or none")->check(CLI::IsMember({"13a", "none"}));
   cmd->add_flag("--tokenized-lowercase", o->tokenized_lowercase,
                 "the tutorial's metric instead: torchtext bleu_score on lower-cased 13a tokens, unsmoothed");
+  cmd->add_flag("--paper-wmt14", o->paper_wmt14,
+                "the paper's measure instead: Moses-tokenized, compounds split as ##AT##-##AT##, multi-bleu.perl "
+                "(tensor2tensor's get_ende_bleu.sh)");
+  cmd->add_option("--language", o->language, "--paper-wmt14: the Moses tokenizer's language, de (default) or en");
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->callback([o] { run_bleu(*o); });
 }
