@@ -5,7 +5,9 @@ German-English corpus laid out as Multi30K (so the test needs no data), then
   translate  (file and stdin, greedy) -> one detokenized line per input line;
   evaluate   (greedy) -> RUN/report.json "test" fields valid against reports/schema.json, its
              hypotheses file equal to translate's output (batching changes nothing), its BLEU
-             equal to `trepro bleu` on that file, and `--average 2` naming the averaged weights;
+             equal to `trepro bleu` on that file (with --paper-wmt14 also the paper's measure,
+             equal to `trepro bleu --paper-wmt14`), and `--average 2` naming the averaged
+             weights and dropping the paper's measure it did not compute;
   attention  -> layers x heads probability matrices whose shapes match the tokens, and that
              reports/render.py draws;
   errors     -> a missing run or vocabulary is a message naming the file, not a crash.
@@ -99,7 +101,7 @@ def main():
         check(result.returncode == 0 and len(result.stdout.split("\n")) == 4 and result.stdout.split("\n")[1] == "",
               f"translate stdin, an empty line stays empty ({result.stdout!r})")
 
-        result = run([trepro, "evaluate", run_dir, "--greedy"])
+        result = run([trepro, "evaluate", run_dir, "--greedy", "--paper-wmt14"])
         check(result.returncode == 0, f"evaluate greedy ({result.stderr.strip()[-300:]})")
         with open(os.path.join(run_dir, "report.json")) as f:
             test = json.load(f).get("test", {})
@@ -115,6 +117,11 @@ def main():
               f"test.bleu is `trepro bleu` of the hypotheses ({bleu['score']} vs {test.get('bleu')})")
         tok = json.loads(run([trepro, "bleu", hyp_path, test_en, "--tokenized-lowercase", "--json"]).stdout)
         check(abs(tok["score"] - test.get("bleu_tok_lc", -1)) < 1e-12, "test.bleu_tok_lc is `trepro bleu --tokenized-lowercase`")
+        paper = json.loads(run([trepro, "bleu", hyp_path, test_en, "--paper-wmt14", "--language", "en", "--json"]).stdout)
+        check(abs(paper["score"] - test.get("bleu_paper_wmt14", -1)) < 1e-12
+              and paper["signature"] == test.get("bleu_paper_wmt14_signature")
+              and paper["signature"].startswith("paper-wmt14|nrefs:1|case:mixed|tok:moses-en+atat|"),
+              f"test.bleu_paper_wmt14 is `trepro bleu --paper-wmt14 --language en` ({paper} vs {test})")
         validate = run([sys.executable, os.path.join(REPORTS, "validate_report.py"), os.path.join(run_dir, "report.json")])
         check(validate.returncode == 0 or "No module named 'jsonschema'" in validate.stderr,
               f"report.json valid against reports/schema.json after evaluate ({validate.stderr.strip()})")
@@ -125,6 +132,8 @@ def main():
         check(result.returncode == 0 and test.get("checkpoint", "").startswith("checkpoints/average_last_2")
               and test.get("decoding", {}).get("beam") == 4,
               f"evaluate --average 2 with beam 4 ({test.get('checkpoint')}; {result.stderr.strip()[-200:]})")
+        check("bleu_paper_wmt14" not in test and "bleu_paper_wmt14_signature" not in test,
+              "evaluate without --paper-wmt14 leaves no paper's BLEU of another checkpoint")
 
         attention_path = os.path.join(tmp, "attention.json")
         result = run([trepro, "attention", run_dir, "--source", "Ein mann sitzt auf dem gras.", "--out", attention_path])

@@ -1,7 +1,8 @@
 // trepro evaluate RUN: decodes a Multi30K split (default test_2016_flickr) with the run's best
 // (or a named, or averaged) checkpoint and writes into RUN/report.json's "test" object
 // (reports/schema.json): sacreBLEU-compatible BLEU with its signature, the tokenized lower-cased
-// BLEU of the public Multi30K anchor, the split's loss and perplexity (cross-entropy without
+// BLEU of the public Multi30K anchor, with --paper-wmt14 the paper's tokenized BLEU with compound
+// splitting (bleu_paper_wmt14 and its signature), the split's loss and perplexity (cross-entropy without
 // smoothing, per target token) and how it decoded. The detokenized output goes to
 // RUN/<split>.<checkpoint>.hyp.<language>.
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/json_input.h"
 #include "experiments/bleu/bleu_files.h"
+#include "experiments/bleu/paper_bleu.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
 #include "experiments/data/multi30k.h"
@@ -99,6 +101,17 @@ void evaluate_run(const EvaluateOptions& o) {
   test["bleu"] = score.score;
   test["bleu_signature"] = signature;
   test["bleu_tok_lc"] = tok_lc;
+  test.erase("bleu_paper_wmt14");
+  test.erase("bleu_paper_wmt14_signature");
+  if (o.paper_wmt14) {
+    const bleu::MosesLanguage language = bleu::moses_language(data.target_language, "data.target_language");
+    const bleu::BleuScore paper = bleu::paper_wmt14_bleu(hypotheses, {text.target}, language);
+    test["bleu_paper_wmt14"] = paper.score;
+    test["bleu_paper_wmt14_signature"] = bleu::paper_wmt14_signature(language, 1);
+    test["decoding"]["bleu_paper_wmt14_verbose"] = bleu::format_multi_bleu(paper);
+    std::printf("paper's BLEU (%s): %s\n", test["bleu_paper_wmt14_signature"].get<std::string>().c_str(),
+                bleu::format_multi_bleu(paper).c_str());
+  }
   test["hypotheses_file"] = hyp_file;
   test["decoding"] = {{"search", describe(o.search)},
                       {"greedy", o.search.greedy},
@@ -128,6 +141,8 @@ void add_evaluate_command(CLI::App& app) {
   add_search_options(*cmd, o->search);
   cmd->add_option("--split", o->split, "Multi30K split (test_2016_flickr, val)");
   cmd->add_option("--data-dir", o->data_dir, "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...)");
+  cmd->add_flag("--paper-wmt14", o->paper_wmt14,
+                "also the paper's BLEU (Moses-tokenized, ##AT## compound split, multi-bleu.perl) as test.bleu_paper_wmt14");
   cmd->callback([o] { evaluate_run(*o); });
 }
 

@@ -13,6 +13,7 @@ struct EvaluateOptions {
   TranslateOptions search;
   std::string split = "test_2016_flickr";
   std::string data_dir;
+  bool paper_wmt14 = false;  // also the paper's BLEU (experiments/bleu/paper_bleu.h)
 };
 
 // Writes RUN/<split>.<checkpoint>.hyp.<language> and RUN/report.json's "test" object; prints the
