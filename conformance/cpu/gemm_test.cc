@@ -28,8 +28,11 @@ struct Shape3 {
   std::int64_t m, n, k;
 };
 // 1x1x1; smaller than one tile; not multiples of the 6-row tile or any vector width; more depth
-// than one 256-deep block; more columns than one 512-wide panel; more rows than one 96-row block.
-const Shape3 kShapes[] = {{1, 1, 1}, {5, 3, 7}, {13, 37, 300}, {97, 515, 33}, {200, 70, 513}, {6, 32, 256}};
+// than one 256-deep block; split over the two threads by columns and by rows; exactly one tile;
+// and, small enough to stay on one thread, more rows than two 144-row blocks and more columns
+// than one 2048-wide panel (split over threads, neither would reach a second block).
+const Shape3 kShapes[] = {{1, 1, 1},      {5, 3, 7},     {13, 37, 300},  {97, 515, 33},
+                          {200, 70, 513}, {6, 32, 256},  {301, 20, 40},  {5, 2100, 20}};
 
 // The three layouts of linear: x w^T (B transposed), dpre w (both plain), dpre^T x (A transposed).
 enum class Layout { b_transposed, plain, a_transposed };

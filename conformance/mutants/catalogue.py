@@ -4,7 +4,7 @@ the code (check_catalogue.py).
 
 A catalogue is {"description", "exclude", "mutants": [...]}; each mutant has
   name      the patch is <name>.patch next to the catalogue (lower case, digits, _)
-  area      reference | cpu | model | loss | schedule | optimizer | decoding | bleu
+  area      reference | cpu | model | loss | schedule | optimizer | decoding | bleu | resume | interop
   bug       the bug in one line
   seen_in   where the bug is met in the wild (paper, tutorial, well-known code)
   labels    ctest -L regex: the labels worth running for it
@@ -17,11 +17,11 @@ import json
 import os
 import re
 
-AREAS = ("reference", "cpu", "model", "loss", "schedule", "optimizer", "decoding", "bleu")
+AREAS = ("reference", "cpu", "model", "loss", "schedule", "optimizer", "decoding", "bleu", "resume", "interop")
 TEXT_FIELDS = ("name", "area", "bug", "seen_in", "labels", "regex")
 FIELDS = TEXT_FIELDS + ("targets",)
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-MINIMUM_MUTANTS = 20
+MINIMUM_MUTANTS = 60
 
 
 class CatalogueError(Exception):

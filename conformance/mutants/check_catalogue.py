@@ -4,7 +4,7 @@ applies to the source tree, so a refactor that breaks a mutant fails CI. Builds 
 
   check_catalogue.py SOURCE_DIR
 
-Checks: the catalogue validates (catalogue.py), at least 20 mutants spread over every area, one
+Checks: the catalogue validates (catalogue.py), at least 60 mutants spread over every area, one
 patch per mutant and no stray patch, the targets are executables of the build, each patch touches only shipped code (never conformance/ or
 golden/: a mutant must be found by the suite, not by editing it), applies cleanly
 (`git apply --check`) and is not applied already (its reverse does not apply: the tree is the
