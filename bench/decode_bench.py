@@ -197,7 +197,8 @@ def main():
             peer_cpu = row_cpu(runs["ctranslate2-float32"])
             for name, reps in runs.items():
                 seconds = statistics.median(r["seconds"][0] for r in reps)
-                row = {"engine": name, "threads": threads, "batch": batch, "seconds": seconds,
+                row = {"engine": name, "threads": threads, "batch": batch, "sentences": reps[0]["sentences"],
+                       "seconds": seconds,
                        "seconds_each": [r["seconds"][0] for r in reps],
                        "cpu_seconds": statistics.median(r["cpu_seconds"][0] for r in reps),
                        "sentences_per_s": reps[0]["sentences"] / seconds,
