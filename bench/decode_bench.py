@@ -49,7 +49,7 @@ def ct2_worker(args):
     """One CTranslate2 configuration in this process: prints the JSON our decode_bench prints."""
     import ctranslate2
 
-    sources = [[str(t) for t in ids] for ids in read_ids(args.source_ids)][: args.sentences or None]
+    sources = [[str(t) for t in ids] for ids in read_ids(args.source_ids)]
     translator = ctranslate2.Translator(args.model, device="cpu", compute_type=args.compute_type,
                                         intra_threads=args.threads, inter_threads=1)
     options = dict(beam_size=args.beam, length_penalty=args.alpha, max_batch_size=args.batch,
@@ -222,7 +222,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["ct2-worker"]:
     worker = argparse.ArgumentParser()
     for option in ("--model", "--compute-type", "--source-ids", "--hypothesis-ids", "--rescore"):
         worker.add_argument(option)
-    for option in ("--threads", "--batch", "--beam", "--repeat", "--sentences"):
+    for option in ("--threads", "--batch", "--beam", "--repeat"):
         worker.add_argument(option, type=int, default=1 if option == "--repeat" else 0)
     worker.add_argument("--alpha", type=float, default=0.6)
     ct2_worker(worker.parse_args(sys.argv[2:]))

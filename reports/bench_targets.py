@@ -44,26 +44,50 @@ def load_target(out, target):
     return files
 
 
+def load_text(averages):
+    return ", ".join(bench_summary.fmt(x) for x in averages or [])
+
+
 def key_of(run):
     return run["family"].removeprefix("BM_"), bench_summary.shape_of(run["args"]), run["args"].get("threads", 1)
 
 
 def target_rows(by_target):
     """One row per benchmark measured on every target: the first target's time and each other's
-    time over it."""
+    time over it, in wall time and in the main thread's CPU time (the targets run one after the
+    other, so on a busy machine their wall times see different loads; at 1 thread the CPU time
+    does not)."""
     first, *others = by_target
-    times = {t: {key_of(r): r["real_time"] for f in files for r in f["runs"]} for t, files in by_target.items()}
+    runs = {t: {key_of(r): r for f in files for r in f["runs"]} for t, files in by_target.items()}
     rows, slower = [], {t: 0 for t in others}
-    for key in sorted(times[first]):
-        if not all(key in times[t] for t in others):
+    for key in sorted(runs[first]):
+        if not all(key in runs[t] for t in others):
             continue
-        row = [key[0], key[1], str(key[2]), bench_summary.fmt(times[first][key], 3)]
+        mine = runs[first][key]
+        row = [key[0], key[1], str(key[2]), bench_summary.fmt(mine["real_time"], 3)]
         for t in others:
-            ratio = times[t][key] / times[first][key]
+            ratio = runs[t][key]["real_time"] / mine["real_time"]
             slower[t] += ratio < 1.0
-            row.append(bench_summary.fmt(ratio))
+            cpu = runs[t][key].get("cpu_time", 0) / mine["cpu_time"] if mine.get("cpu_time") else None
+            row += [bench_summary.fmt(ratio), bench_summary.fmt(cpu)]
         rows.append(row)
     return rows, slower
+
+
+def undisturbed_goal_rows(rows):
+    """The default target's rows, less those whose CTranslate2 float32 peer ran slower with more
+    threads than with 1 at the same batch (such a peer time says more about the machine than
+    about the peer), and the names of those left out."""
+    peer = {(r["threads"], r["batch"]): r["seconds"] for r in rows if r["engine"] == "ctranslate2-float32"}
+    kept, disturbed = [], []
+    for r in rows:
+        if r["engine"] != rows[0]["engine"]:
+            continue
+        if peer.get((r["threads"], r["batch"]), 0) > peer.get((1, r["batch"]), float("inf")):
+            disturbed.append(f"{r['threads']} threads batch {r['batch']}")
+        else:
+            kept.append(r)
+    return kept, disturbed
 
 
 def decode_lines(out):
@@ -80,19 +104,21 @@ def decode_lines(out):
         a, m = d["agreement"], d["machine"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise bench_summary.InputError(f"{path}: not bench/decode_bench.py output ({e})")
-    goal = [r for r in d["rows"] if r["engine"].startswith("cpu-") and r["engine"] == rows[0][0]]
+    goal, disturbed = undisturbed_goal_rows(d["rows"])
     met = sum(r["x_ct2_float32"] >= 1.0 for r in goal)
     return ["## Decoding vs CTranslate2 (bench/decode_bench.py)", "",
             f"Beam {d['beam']}, alpha {d['alpha']}, `{os.path.basename(d['input'])}` "
             f"({d['rows'][0]['sentences'] if 'sentences' in d['rows'][0] else a['sentences']} sentences); medians of {d['repeat']} interleaved runs, each a fresh process "
-            f"timed around the search. CPU {m['cpu_model']}, load average {m['load_average_start']} at the "
-            f"start and {m.get('load_average_end')} at the end. x_ct2_float32: CTranslate2 float32's time over "
+            f"timed around the search. CPU {m['cpu_model']}, load average {load_text(m['load_average_start'])} at the "
+            f"start and {load_text(m.get('load_average_end'))} at the end. x_ct2_float32: CTranslate2 float32's time over "
             "this row's (> 1: faster than it), in wall time and in CPU time.", "",
             f"Same outputs ({a['checked_with']}): greedy {a['greedy_identical']:.3f} identical; beam "
             f"{a['beam_identical']:.3f} identical as decoded, {a['beam_identical_after_reranking']:.3f} after "
             "re-ranking CTranslate2's 4 finished hypotheses by our GNMT length penalty.", "",
-            f"Goal >= 1.0x CTranslate2 float32 (wall time, {goal[0]['engine'] if goal else '-'}): met in {met} of "
-            f"{len(goal)} configurations.", ""] + bench_summary.table(
+            f"Goal >= 1.0x CTranslate2 float32 (wall time, {d['rows'][0]['engine']}): met in {met} of "
+            f"{len(goal)} configurations" + (f"; left out: {', '.join(disturbed)}, where CTranslate2 float32 took "
+                                             "longer than with 1 thread (a disturbed run: on a busy machine its "
+                                             "threads wait for each other)" if disturbed else "") + ".", ""] + bench_summary.table(
         ["engine", "threads", "batch", "seconds", "sentences/s", "target tokens/s", "peak RSS (MiB)",
          "x_ct2_float32", "x_ct2_float32 (CPU time)"], rows) + [""]
 
@@ -108,9 +134,10 @@ def summarize(out):
         first = targets[0]
         lines += [f"## Targets: each one's time over {first}'s", "",
                   f"Above 1: {first} is faster. " + "; ".join(
-                      f"{t} was faster than {first} on {n} of {len(rows)} benchmarks" for t, n in slower.items()),
+                      f"{t} was faster than {first} on {n} of {len(rows)} benchmarks in wall time" for t, n in slower.items()),
                   ""] + bench_summary.table(
-            ["benchmark", "shape", "threads", f"{first} time"] + [f"{t} / {first}" for t in targets[1:]], rows) + [""]
+            ["benchmark", "shape", "threads", f"{first} time"] + [
+                c for t in targets[1:] for c in (f"{t} / {first}", f"{t} / {first} (CPU time)")], rows) + [""]
     lines += decode_lines(out)
     for t in targets:
         lines += [f"# {t}", ""] + bench_summary.summarize(by_target[t]).split("\n")[2:] + [""]

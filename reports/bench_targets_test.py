@@ -14,7 +14,8 @@ import bench_targets  # noqa: E402
 
 def linear(backend, forward_ms, backward_ms):
     runs = [{"name": f"BM_Linear{kind}/rows:512/K:512/M:512/threads:1/min_time:0.300/real_time",
-             "run_type": "iteration", "real_time": ms, "time_unit": "ms", "GFLOPs": 100.0, "x_openblas": 1.0,
+             "run_type": "iteration", "real_time": ms, "cpu_time": ms / 2, "time_unit": "ms", "GFLOPs": 100.0,
+             "x_openblas": 1.0,
              "x_eigen": 1.0} for kind, ms in (("Forward", forward_ms), ("Backward", backward_ms))]
     return {"context": {"cpu_model": "AMD EPYC 9B14", "cpu_backend": backend, "load_avg": [1.0, 1.0, 1.0]},
             "benchmarks": runs}
@@ -25,10 +26,11 @@ DECODE = {"machine": {"cpu_model": "AMD EPYC 9B14", "load_average_start": [2.0, 
           "input": "/data/test_2016_flickr.de.gz", "beam": 4, "alpha": 0.6, "repeat": 3,
           "agreement": {"greedy_identical": 1.0, "beam_identical": 0.988, "beam_identical_after_reranking": 1.0,
                         "sentences": 1000, "checked_with": "cpu-avx3, 2 threads, batch 32"},
-          "rows": [{"engine": e, "threads": 1, "batch": 32, "sentences": 1000, "seconds": s,
+          "rows": [{"engine": e, "threads": t, "batch": 32, "sentences": 1000, "seconds": s,
                     "sentences_per_s": 1000 / s, "target_tokens_per_s": 14000 / s, "peak_rss_mib": 100.0,
-                    "x_ct2_float32": 10.0 / s, "cpu_x_ct2_float32": 10.0 / s}
-                   for e, s in (("cpu-avx3", 8.0), ("cpu-avx2", 12.5), ("ctranslate2-float32", 10.0))]}
+                    "x_ct2_float32": p / s, "cpu_x_ct2_float32": p / s}
+                   for t, p in ((1, 10.0), (2, 40.0))
+                   for e, s in (("cpu-avx3", 8.0), ("cpu-avx2", 12.5), ("ctranslate2-float32", p))]}
 
 
 class BenchTargetsTest(unittest.TestCase):
@@ -56,11 +58,14 @@ class BenchTargetsTest(unittest.TestCase):
         self.write("decode.json", DECODE)
         text = self.summary()
         # avx2 / avx3: forward 5 / 4 = 1.25 (avx3 faster), backward 8 / 10 = 0.80 (avx2 faster).
-        self.assertIn("| LinearForward | rows 512, K 512, M 512 | 1 | 4.000 | 1.25 |", text)
-        self.assertIn("| LinearBackward | rows 512, K 512, M 512 | 1 | 10.000 | 0.80 |", text)
+        self.assertIn("| LinearForward | rows 512, K 512, M 512 | 1 | 4.000 | 1.25 | 1.25 |", text)
+        self.assertIn("| LinearBackward | rows 512, K 512, M 512 | 1 | 10.000 | 0.80 | 0.80 |", text)
         self.assertIn("avx2 was faster than cpu-avx3 on 1 of 2 benchmarks", text)
         self.assertIn("| cpu-avx3 | 1 | 32 | 8.00 | 125.0 | 1750 | 100 | 1.25 | 1.25 |", text)
-        self.assertIn("met in 1 of 1 configurations", text)
+        # At 2 threads the peer took 40 s against 10 s at 1 thread: a disturbed run, left out of
+        # the goal (ours at 5x its speed there says nothing about ours).
+        self.assertIn("met in 1 of 1 configurations; left out: 2 threads batch 32", text)
+        self.assertIn("load average 2.00, 2.00, 2.00 at the start", text)
         self.assertIn("beam 0.988 identical as decoded, 1.000 after re-ranking", text)
         self.assertLess(text.index("# cpu-avx3"), text.index("# cpu-avx2"))
 
