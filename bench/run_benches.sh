@@ -1,30 +1,58 @@
 #!/usr/bin/env bash
-# Runs linear_bench, attention_bench and model_bench of a Release build, writes their JSON under
-# OUT (default reports/bench/) and the summary table OUT/summary.md (reports/bench_summary.py).
-# Extra arguments go to every benchmark (e.g. --benchmark_filter=threads:2). Each benchmark runs
-# REPETITIONS times (default 3) and the JSON keeps the aggregates, whose medians the summary
-# uses: on these shared 2-vCPU machines a single run is sometimes taken while a neighbour is busy.
-#   [REPETITIONS=N] bench/run_benches.sh [OUT] [benchmark args...]
-# Each JSON holds the machine, the CPU target, the compiler and the load average at the start;
-# uptime before and after each benchmark is appended to OUT/load.txt, because the peers run in
-# the same process but not at the same instant, so a busy machine skews the ratios.
+# The whole speed measurement in one command: linear_bench, attention_bench and model_bench of a
+# Release build once per CPU target this machine supports (TREPRO_CPU_TARGET, one after the
+# other), then bench/decode_bench.py (decoding against CTranslate2 on every target), then
+# OUT/summary.md (reports/bench_targets.py: the targets side by side, the decode table, each
+# target's goals and details).
+#   [REPETITIONS=N] [TARGETS="avx3 avx2"] [DECODE=0] [DECODE_ARGS="--sentences 200"] \
+#     bench/run_benches.sh [OUT] [benchmark args...]
+# OUT defaults to reports/bench/; each target's JSON goes to OUT/cpu-<target>/. Extra arguments go
+# to every Google Benchmark (e.g. --benchmark_filter=threads:2). Each benchmark runs REPETITIONS
+# times (default 3) and the JSON keeps the aggregates, whose medians the summary uses: on these
+# shared 2-vCPU machines a single run is sometimes taken while a neighbour is busy. TARGETS
+# defaults to every SIMD target from AVX2 up that this CPU supports and the build compiled (the
+# first is the default one). Each JSON holds the machine, the CPU model, the target, the compiler
+# and the load average at the start; uptime before and after each benchmark goes to OUT/load.txt,
+# because the peers run in the same process but not at the same instant.
 set -euo pipefail
 
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$source_dir/reports/bench}
 shift || true
-build=$source_dir/build/release/bench
+build=$source_dir/build/release
 mkdir -p "$out"
 
-for bench in linear attention model; do
-  binary=$build/${bench}_bench
-  [[ -x $binary ]] || { echo "run_benches: $binary not built (cmake --build --preset release --target ${bench}_bench)" >&2; exit 2; }
-  echo "$bench before: $(uptime)" >> "$out/load.txt"
-  "$binary" --benchmark_out="$out/$bench.json.tmp" --benchmark_out_format=json \
-    --benchmark_repetitions="${REPETITIONS:-3}" --benchmark_report_aggregates_only=true "$@"
-  mv "$out/$bench.json.tmp" "$out/$bench.json"
-  echo "$bench after:  $(uptime)" >> "$out/load.txt"
+for binary in bench/linear_bench bench/attention_bench bench/model_bench bench/decode_bench experiments/trepro; do
+  [[ -x $build/$binary ]] || { echo "run_benches: $build/$binary not built (cmake --build --preset release)" >&2; exit 2; }
+done
+if [[ -z ${TARGETS:-} ]]; then
+  # `trepro backends` lists the targets this CPU supports, best first.
+  TARGETS=$("$build/experiments/trepro" backends | /usr/bin/python3 -c '
+import json, sys
+names = [b["name"][4:] for b in json.load(sys.stdin) if b["name"].startswith("cpu-")]
+print(" ".join(n for n in names if n not in ("sse4", "scalar")) or names[0])')
+fi
+echo "run_benches: targets $TARGETS; $(grep -m1 'model name' /proc/cpuinfo)" | tee -a "$out/load.txt"
+
+for target in $TARGETS; do
+  mkdir -p "$out/cpu-$target"
+  for bench in linear attention model; do
+    echo "cpu-$target $bench before: $(uptime)" >> "$out/load.txt"
+    TREPRO_CPU_TARGET=$target "$build/bench/${bench}_bench" \
+      --benchmark_out="$out/cpu-$target/$bench.json.tmp" --benchmark_out_format=json \
+      --benchmark_repetitions="${REPETITIONS:-3}" --benchmark_report_aggregates_only=true "$@"
+    mv "$out/cpu-$target/$bench.json.tmp" "$out/cpu-$target/$bench.json"
+    echo "cpu-$target $bench after:  $(uptime)" >> "$out/load.txt"
+  done
 done
 
-/usr/bin/python3 "$source_dir/reports/bench_summary.py" "$out"/{linear,attention,model}.json --out "$out/summary.md"
-echo "run_benches: wrote $out/{linear,attention,model}.json and $out/summary.md"
+if [[ ${DECODE:-1} != 0 ]]; then
+  echo "decode before: $(uptime)" >> "$out/load.txt"
+  # shellcheck disable=SC2086
+  /usr/bin/python3 "$source_dir/bench/decode_bench.py" --out "$out" --targets "${TARGETS// /,}" \
+    --repeat "${REPETITIONS:-3}" ${DECODE_ARGS:-}
+  echo "decode after:  $(uptime)" >> "$out/load.txt"
+fi
+
+/usr/bin/python3 "$source_dir/reports/bench_targets.py" "$out"
+echo "run_benches: wrote $out/cpu-*/ (one folder per target), $out/decode.json and $out/summary.md"

@@ -37,6 +37,23 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.token < b.token;
 }
 
+// The best `count` tokens of one hypothesis's row of V log-probabilities, best first. Scanning
+// ids upwards, a candidate is kept only when strictly above the current last of the best: an
+// equal score with a larger id is never better.
+template <class T>
+void best_in_row(const T* row, std::int64_t vocab, double base, std::int64_t live_index, std::size_t count,
+                 const SearchTokens& tokens, std::vector<Candidate>& best) {
+  const std::size_t first = best.size();
+  for (std::int64_t v = 0; v < vocab; ++v) {
+    const double log_prob = base + static_cast<double>(row[v]);
+    if (best.size() - first == count && !(log_prob > best.back().log_prob)) continue;
+    if (v == tokens.pad || v == tokens.bos) continue;
+    const Candidate c{log_prob, live_index, v};
+    best.insert(std::upper_bound(best.begin() + static_cast<std::ptrdiff_t>(first), best.end(), c, better), c);
+    if (best.size() - first > count) best.pop_back();
+  }
+}
+
 // The best `count` (hypothesis, token) pairs of one sentence, best first. Pad and BOS are never
 // produced. Any of the sentence's best `count` is among its hypothesis's best `count`, so each
 // row keeps only that many while scanning its V log-probabilities.
@@ -46,15 +63,12 @@ std::vector<Candidate> best_candidates(const Sentence& s, const Tensor& log_prob
   std::vector<Candidate> best;
   for (std::size_t i = 0; i < s.live.size(); ++i) {
     const Live& h = s.live[i];
-    std::vector<Candidate> row_best;
-    for (std::int64_t v = 0; v < vocab; ++v) {
-      if (v == tokens.pad || v == tokens.bos) continue;
-      const Candidate c{h.log_prob + log_probs.at(h.row * vocab + v), static_cast<std::int64_t>(i), v};
-      if (row_best.size() == count && !better(c, row_best.back())) continue;
-      row_best.insert(std::upper_bound(row_best.begin(), row_best.end(), c, better), c);
-      if (row_best.size() > count) row_best.pop_back();
+    const auto index = static_cast<std::int64_t>(i);
+    if (log_probs.dtype() == DType::f64) {
+      best_in_row(log_probs.data<double>() + h.row * vocab, vocab, h.log_prob, index, count, tokens, best);
+    } else {
+      best_in_row(log_probs.data<float>() + h.row * vocab, vocab, h.log_prob, index, count, tokens, best);
     }
-    best.insert(best.end(), row_best.begin(), row_best.end());
   }
   std::sort(best.begin(), best.end(), better);
   if (best.size() > count) best.resize(count);

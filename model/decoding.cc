@@ -64,38 +64,49 @@ void check_translation_input(const Transformer& model, const Tensor& src, const 
   if (src.device() != Device::cpu) throw std::invalid_argument(std::string(caller) + ": src must be on the host");
 }
 
-std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std::vector<std::int64_t>>& sources,
-                                      const SearchTokens& tokens, const TranslateOptions& options) {
+std::vector<std::vector<std::size_t>> translation_batches(const std::vector<std::vector<std::int64_t>>& sources,
+                                                         const TranslateOptions& options) {
   if (options.max_tokens < 1) throw std::invalid_argument("translate_all: max_tokens must be >= 1");
+  if (options.max_sentences < 0) throw std::invalid_argument("translate_all: max_sentences must be >= 0");
   std::vector<std::size_t> order(sources.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return sources[a].size() < sources[b].size(); });
-  std::vector<Hypothesis> results(sources.size());
+  std::vector<std::vector<std::size_t>> batches;
   std::size_t begin = 0;
   while (begin < order.size() && sources[order[begin]].empty()) ++begin;  // nothing to translate
   while (begin < order.size()) {
-    // Sorted by length, so the batch's width is its last sentence's length.
+    // Sorted by length, so a batch's width is its last sentence's length.
+    const auto fits = [&](std::size_t count) {
+      return static_cast<std::int64_t>(count * sources[order[begin + count - 1]].size()) <= options.max_tokens &&
+             (options.max_sentences == 0 || static_cast<std::int64_t>(count) <= options.max_sentences);
+    };
     std::size_t end = begin + 1;
-    while (end < order.size() &&
-           static_cast<std::int64_t>((end - begin + 1) * sources[order[end]].size()) <= options.max_tokens) {
-      ++end;
-    }
-    const auto width = static_cast<std::int64_t>(sources[order[end - 1]].size());
-    Tensor src = Tensor::empty({static_cast<std::int64_t>(end - begin), width}, DType::i64);
-    for (std::size_t r = begin; r < end; ++r) {
-      const std::vector<std::int64_t>& ids = sources[order[r]];
+    while (end < order.size() && fits(end - begin + 1)) ++end;
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end));
+    begin = end;
+  }
+  return batches;
+}
+
+std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std::vector<std::int64_t>>& sources,
+                                      const SearchTokens& tokens, const TranslateOptions& options) {
+  std::vector<Hypothesis> results(sources.size());
+  for (const std::vector<std::size_t>& batch : translation_batches(sources, options)) {
+    const auto width = static_cast<std::int64_t>(sources[batch.back()].size());
+    Tensor src = Tensor::empty({static_cast<std::int64_t>(batch.size()), width}, DType::i64);
+    for (std::size_t r = 0; r < batch.size(); ++r) {
+      const std::vector<std::int64_t>& ids = sources[batch[r]];
       for (std::int64_t j = 0; j < width; ++j) {
         const auto at = static_cast<std::size_t>(j);
-        src.set(static_cast<std::int64_t>(r - begin) * width + j,
+        src.set(static_cast<std::int64_t>(r) * width + j,
                 static_cast<double>(at < ids.size() ? ids[at] : model.config().pad_id));
       }
     }
-    const std::vector<Hypothesis> batch =
+    const std::vector<Hypothesis> hypotheses =
         options.greedy ? greedy_search(model, src, tokens, options.max_extra)
                        : beam_search(model, src, tokens, {options.beam, options.alpha, options.max_extra});
-    for (std::size_t r = begin; r < end; ++r) results[order[r]] = batch[r - begin];
-    begin = end;
+    for (std::size_t r = 0; r < batch.size(); ++r) results[batch[r]] = hypotheses[r];
   }
   return results;
 }

@@ -61,19 +61,27 @@ std::vector<std::int64_t> source_lengths(const Tensor& src, std::int64_t pad_id)
 std::vector<std::int64_t> max_output_lengths(const ModelConfig& config, const Tensor& src, std::int64_t extra);
 
 // How to translate a list of sentences: greedy (beam 1 is the same search) or beam search, in
-// batches of sentences of similar length holding at most `max_tokens` source tokens.
+// batches of sentences of similar length holding at most `max_tokens` source tokens and, when
+// `max_sentences` > 0, at most that many sentences.
 struct TranslateOptions {
   bool greedy = false;
   std::int64_t beam = 4;
   double alpha = 0.6;
   std::int64_t max_extra = 50;
   std::int64_t max_tokens = 2000;
+  std::int64_t max_sentences = 0;
 };
 
 // Source id sequences (as the model was trained on: ids then EOS, no BOS) -> one hypothesis each,
 // in the input order. Sentences are sorted by length and batched, so padding stays small; each
 // decodes as it would alone (a conformance invariant of both searches). An empty sequence gives
 // an empty hypothesis.
+// The batches translate_all decodes: indices into `sources`, sorted by length (stable), each
+// within the options' limits (a sentence longer than max_tokens is a batch of its own); empty
+// sources are in none.
+std::vector<std::vector<std::size_t>> translation_batches(const std::vector<std::vector<std::int64_t>>& sources,
+                                                         const TranslateOptions& options);
+
 std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std::vector<std::int64_t>>& sources,
                                       const SearchTokens& tokens, const TranslateOptions& options);
 

@@ -23,6 +23,7 @@ IncrementalDecoder::IncrementalDecoder(Transformer& model, const Tensor& src, st
   } else if (batch_ < 1) {
     throw std::invalid_argument("incremental decoding of a decoder_only model needs batch >= 1");
   }
+  for (std::int64_t b = 0; b < batch_; ++b) source_of_row_.push_back(b);
   const std::int64_t width = config.attention_width();  // of the cached keys and values
   for (auto& layer : model.decoder_layers()) {
     LayerCache cache;
@@ -96,13 +97,25 @@ void IncrementalDecoder::reorder(const Tensor& rows) {
     backend.select_batch(t, device_rows, out);
     t = out;
   };
+  std::vector<std::int64_t> source_of_row(static_cast<std::size_t>(rows.numel()));
+  for (std::int64_t i = 0; i < rows.numel(); ++i) {
+    const auto from = static_cast<std::int64_t>(rows.at(i));
+    if (from < 0 || from >= batch_) {
+      throw std::out_of_range("IncrementalDecoder::reorder: rows[" + std::to_string(i) + "] = " +
+                              std::to_string(from) + " is not a row of the batch of " + std::to_string(batch_));
+    }
+    source_of_row[static_cast<std::size_t>(i)] = source_of_row_[static_cast<std::size_t>(from)];
+  }
+  const bool same_sources = source_of_row == source_of_row_;
+  source_of_row_ = std::move(source_of_row);
   for (LayerCache& cache : caches_) {
     select(cache.self_k);
     select(cache.self_v);
+    if (same_sources) continue;
     select(cache.cross_k);
     select(cache.cross_v);
   }
-  if (host_src_padding_.defined()) {
+  if (host_src_padding_.defined() && !same_sources) {
     // The mask is int32, which select_batch (floating activations) does not take: reorder it on
     // the host, where it was made.
     const std::int64_t width = host_src_padding_.dim(1);

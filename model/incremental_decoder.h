@@ -38,6 +38,10 @@ class IncrementalDecoder {
   std::int64_t position_ = 0;
   Tensor src_padding_;       // [B, S] on the device
   Tensor host_src_padding_;  // the same on the host, for reorder()
+  // The source sentence (row of `src`) of each row: the cross-attention caches and the padding
+  // mask depend on it alone, so a reorder that keeps it row for row (beam search's, between
+  // beams of one sentence) leaves them as they are.
+  std::vector<std::int64_t> source_of_row_;
   std::vector<LayerCache> caches_;
 };
 

@@ -3,7 +3,9 @@
 model_bench) -> a Markdown summary: each speed goal of issue 5 with the measured ratio, the
 thread scaling 1 -> 2 threads of every benchmark, and the machine each file was measured on.
 
-    /usr/bin/python3 reports/bench_summary.py reports/bench/*.json --out reports/bench/summary.md
+    /usr/bin/python3 reports/bench_summary.py reports/bench/cpu-avx3/*.json --out /tmp/summary.md
+
+(bench/run_benches.sh runs it once per target through reports/bench_targets.py.)
 
 A file that is not benchmark JSON stops the script with exit code 2 and a message naming it;
 nothing is written then. The output is written atomically (temporary file, then rename).

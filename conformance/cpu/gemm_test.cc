@@ -4,6 +4,7 @@
 // pre), and bit-identical results for any thread count.
 #include "optimized/cpu/gemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -116,6 +117,35 @@ TEST_P(GemmTest, BitsDoNotDependOnTheThreadCount) {
     const std::vector<float> c0(static_cast<std::size_t>(s.m * s.n));
     const std::vector<float> one = run(1, s, o, c0, false, {});
     for (int threads : {2, 3, 5}) EXPECT_EQ(run(threads, s, o, c0, false, {}), one) << threads << " threads";
+  }
+}
+
+// 1 .. 8 rows (decoding's batch x beam, which skip packing B: optimized/cpu/gemm_few_rows-inl.h)
+// give the bits of the same rows of a 20-row product (packed): two depth blocks and a depth
+// tail, a column tail, the epilogue (bias, gelu, pre) and accumulation, split over threads.
+TEST_P(GemmTest, FewRowsGiveTheBitsOfTheSameRowsOfALargerProduct) {
+  const Shape3 large{20, 1003, 517};
+  const Operands o = operands(large, Layout::b_transposed);
+  const std::vector<float> bias = random_values(large.n, 4);
+  const std::vector<float> c0 = random_values(large.m * large.n, 3);
+  for (bool accumulate : {false, true}) {
+    std::vector<float> pre(c0.size());
+    const GemmEpilogue epilogue{bias.data(), Activation::gelu, pre.data()};
+    const std::vector<float> c = run(2, large, o, c0, accumulate, accumulate ? GemmEpilogue{} : epilogue);
+    const std::vector<float> full_pre = pre;
+    for (std::int64_t rows = 1; rows <= 8; ++rows) {
+      SCOPED_TRACE(std::to_string(rows) + " rows" + (accumulate ? ", accumulate" : ""));
+      const Shape3 s{rows, large.n, large.k};
+      const auto count = static_cast<std::ptrdiff_t>(rows * large.n);
+      const std::vector<float> first_c0(c0.begin(), c0.begin() + count);
+      std::fill(pre.begin(), pre.end(), -7.0f);
+      const std::vector<float> few = run(2, s, o, first_c0, accumulate, accumulate ? GemmEpilogue{} : epilogue);
+      EXPECT_EQ(few, std::vector<float>(c.begin(), c.begin() + count));
+      if (!accumulate) {
+        EXPECT_EQ(std::vector<float>(pre.begin(), pre.begin() + count),
+                  std::vector<float>(full_pre.begin(), full_pre.begin() + count));
+      }
+    }
   }
 }
 

@@ -64,5 +64,39 @@ TEST_P(TranslateAllTest, RejectsAZeroTokenBudget) {
 
 TR_INSTANTIATE_FOR_ALL_BACKENDS(TranslateAllTest);
 
+// Lengths 0..9, shuffled: every non-empty sentence in exactly one batch, shortest first, each
+// batch within both limits (the last sentence sets its width).
+TEST(TranslationBatches, KeepBothLimitsAndCoverEverySentenceOnce) {
+  std::vector<std::vector<std::int64_t>> sources;
+  for (std::int64_t length : {4, 9, 0, 1, 7, 3, 8, 2, 6, 5, 3, 3, 3}) sources.emplace_back(length, kEos);
+  for (std::int64_t max_sentences : {0, 1, 2, 3}) {
+    SCOPED_TRACE("max_sentences " + std::to_string(max_sentences));
+    TranslateOptions options;
+    options.max_tokens = 12;
+    options.max_sentences = max_sentences;
+    std::vector<int> seen(sources.size(), 0);
+    std::size_t previous_length = 0;
+    for (const std::vector<std::size_t>& batch : translation_batches(sources, options)) {
+      ASSERT_FALSE(batch.empty());
+      const std::size_t width = sources[batch.back()].size();
+      if (batch.size() > 1) {
+        EXPECT_LE(batch.size() * width, 12u);
+      }
+      if (max_sentences > 0) {
+        EXPECT_LE(batch.size(), static_cast<std::size_t>(max_sentences));
+      }
+      for (std::size_t i : batch) {
+        ++seen[i];
+        EXPECT_GE(sources[i].size(), previous_length);
+        previous_length = sources[i].size();
+      }
+    }
+    for (std::size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(seen[i], sources[i].empty() ? 0 : 1) << "sentence " << i;
+  }
+  TranslateOptions negative;
+  negative.max_sentences = -1;
+  EXPECT_THROW(translation_batches(sources, negative), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace trepro::testing

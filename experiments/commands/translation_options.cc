@@ -24,6 +24,8 @@ void add_search_options(CLI::App& cmd, TranslateOptions& options) {
   cmd.add_option("--max-extra", options.max_extra, "maximum output length = source length + this (the paper: 50)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--max-tokens", options.max_tokens, "source tokens per decoding batch")->check(CLI::PositiveNumber);
+  cmd.add_option("--max-sentences", options.max_sentences, "sentences per decoding batch (default: no limit)")
+      ->check(CLI::PositiveNumber);
 }
 
 }  // namespace trepro::cli

@@ -31,6 +31,8 @@
 #include <hwy/highway.h>
 
 #include "optimized/cpu/activation-inl.h"
+#include "optimized/cpu/gemm_few_rows-inl.h"
+#include "optimized/cpu/gemm_transpose-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace trepro::cpu::HWY_NAMESPACE {
@@ -48,31 +50,7 @@ constexpr std::size_t kMc = 24 * kMr;
 // What pack_a writes past its strips (8-float stores of kMr-float rows).
 constexpr std::size_t kPackASlack = 8 - kMr;
 
-#if HWY_TARGET == HWY_AVX2
-// out[k][i] = line i[k0 + k] for k, i < 8: eight 8-float runs of eight lines (rows of A, columns
-// of B) become eight 8-float slices across the lines, through the 8 x 8 transpose of 32-bit
-// lanes (unpack within 128-bit halves, 64-bit unpack, swap of halves).
-void transpose_8x8(const float* const* line, std::size_t k0, FloatVec out[8]) {
-  const FloatTag d;
-  const hn::Repartition<std::uint64_t, FloatTag> d64;
-  FloatVec r[8], t[8];
-  for (std::size_t i = 0; i < 8; ++i) r[i] = hn::LoadU(d, line[i] + k0);
-  for (std::size_t i = 0; i < 8; i += 2) {
-    t[i] = hn::InterleaveLower(d, r[i], r[i + 1]);      // r_i,k r_i+1,k for k = 0, 1 | 4, 5
-    t[i + 1] = hn::InterleaveUpper(d, r[i], r[i + 1]);  // k = 2, 3 | 6, 7
-  }
-  for (std::size_t g = 0; g < 8; g += 4) {  // rows g .. g + 3 of k = 0 | 4, 1 | 5, 2 | 6, 3 | 7
-    r[g] = hn::BitCast(d, hn::InterleaveLower(d64, hn::BitCast(d64, t[g]), hn::BitCast(d64, t[g + 2])));
-    r[g + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t[g]), hn::BitCast(d64, t[g + 2])));
-    r[g + 2] = hn::BitCast(d, hn::InterleaveLower(d64, hn::BitCast(d64, t[g + 1]), hn::BitCast(d64, t[g + 3])));
-    r[g + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, hn::BitCast(d64, t[g + 1]), hn::BitCast(d64, t[g + 3])));
-  }
-  for (std::size_t k = 0; k < 4; ++k) {
-    out[k] = hn::ConcatLowerLower(d, r[4 + k], r[k]);
-    out[k + 4] = hn::ConcatUpperUpper(d, r[4 + k], r[k]);
-  }
-}
-
+#ifdef TREPRO_GEMM_PACK_TRANSPOSE
 // Depths [0, k_end) of one full strip of kMr rows of A (k_end: the largest multiple of 8 <= kc
 // for a row-major A, kc for a transposed view), 8 floats per store in ascending k: each store
 // spills 8 - kMr floats into the next depth's slot, which the next store overwrites; the last
@@ -80,13 +58,13 @@ void transpose_8x8(const float* const* line, std::size_t k0, FloatVec out[8]) {
 // `overread`: a transposed view may load the 8 - kMr elements after the strip's rows (they
 // exist: the strip is not A's last).
 std::size_t pack_a_strip(const StridedMatrix& a, const float* first, std::size_t kc, bool overread, float* strip) {
-  const FloatTag d;
+  const Tag8 d;
   if (a.col_stride == 1) {  // row-major A (x, dpre): 8 x 8 transposes of the strip's rows
     const float* line[8];
     for (std::size_t i = 0; i < 8; ++i) line[i] = first + static_cast<std::int64_t>(std::min(i, kMr - 1)) * a.row_stride;
     std::size_t k0 = 0;
     for (; k0 + 8 <= kc; k0 += 8) {
-      FloatVec out[8];
+      Vec8 out[8];
       transpose_8x8(line, k0, out);
       for (std::size_t k = 0; k < 8; ++k) hn::StoreU(out[k], d, strip + (k0 + k) * kMr);
     }
@@ -113,7 +91,7 @@ void pack_a(const StridedMatrix& a, std::size_t m, std::size_t i0, std::size_t m
     const float* first = a.data + static_cast<std::int64_t>(p0) * a.col_stride +
                          static_cast<std::int64_t>(i0 + s) * a.row_stride;
     std::size_t k0 = 0;
-#if HWY_TARGET == HWY_AVX2
+#ifdef TREPRO_GEMM_PACK_TRANSPOSE
     if (rows == kMr) k0 = pack_a_strip(a, first, kc, i0 + s + 8 <= m, strip);
 #else
     (void)m;
@@ -156,11 +134,11 @@ void pack_b(const StridedMatrix& b, std::size_t p0, std::size_t kc, std::size_t 
         column[c] = b.data + static_cast<std::int64_t>(j0 + t + c) * b.col_stride + static_cast<std::int64_t>(p0);
       }
       std::size_t k0 = 0;
-#if HWY_TARGET == HWY_AVX2
-      const FloatTag d;
+#ifdef TREPRO_GEMM_PACK_TRANSPOSE
+      const Tag8 d;
       for (; k0 + 8 <= kc; k0 += 8) {
         for (std::size_t c = 0; c < nr; c += 8) {
-          FloatVec out[8];
+          Vec8 out[8];
           transpose_8x8(column + c, k0, out);
           for (std::size_t k = 0; k < 8; ++k) hn::StoreU(out[k], d, strip + (k0 + k) * nr + c);
         }
@@ -280,12 +258,30 @@ void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_
   }
 }
 
+// A small product stays on one thread, where a split would cost more than it saves.
+std::size_t task_count(const GemmProblem& g, const ThreadPool& pool) {
+  const bool small = g.m * g.n * std::max<std::size_t>(g.k, 1) < (std::size_t{1} << 18);
+  return small ? 1 : static_cast<std::size_t>(pool.threads());
+}
+
 void gemm_kernel(const GemmProblem& g, ThreadPool& pool, Workspace& workspace) {
   const std::size_t nr = kNv * hn::Lanes(FloatTag());
-  // Split the longer side of C into one block per thread (in whole strips); a small product
-  // stays on one thread, where the split would cost more than it saves.
-  const bool small = g.m * g.n * std::max<std::size_t>(g.k, 1) < (std::size_t{1} << 18);
-  const std::size_t tasks = small ? 1 : static_cast<std::size_t>(pool.threads());
+#ifdef TREPRO_GEMM_PACK_TRANSPOSE
+  if (few_rows_problem(g)) {
+    // Columns in blocks of 8 per thread (the split changes no sum).
+    const std::size_t blocks = (g.n + 7) / 8;
+    const std::size_t tasks = std::min(blocks, task_count(g, pool));
+    pool.run(static_cast<int>(tasks), [&](int task) {
+      const auto t = static_cast<std::size_t>(task);
+      const std::size_t lo = std::min(g.n, blocks * t / tasks * 8), hi = std::min(g.n, blocks * (t + 1) / tasks * 8);
+      if (lo >= hi) return;
+      with_activation(g.epilogue.act, [&]<Activation kAct>() { gemm_few_rows<kAct>(g, lo, hi, kKc); });
+    });
+    return;
+  }
+#endif
+  // Split the longer side of C into one block per thread (in whole strips).
+  const std::size_t tasks = task_count(g, pool);
   const bool split_rows = g.m / kMr >= g.n / nr;
   const std::size_t unit = split_rows ? kMr : nr, extent = split_rows ? g.m : g.n;
   const std::size_t units = (extent + unit - 1) / unit;
