@@ -81,8 +81,10 @@ inline constexpr Choice<Precision> kPrecisions[] = {{Precision::float32, "float3
 inline constexpr Choice<ScheduleKind> kScheduleKinds[] = {{ScheduleKind::noam, "noam"},
                                                           {ScheduleKind::constant, "constant"},
                                                           {ScheduleKind::inverse_sqrt, "inverse_sqrt"}};
-inline constexpr Choice<Dataset> kDatasets[] = {
-    {Dataset::copy, "copy"}, {Dataset::reverse, "reverse"}, {Dataset::multi30k, "multi30k"}, {Dataset::parallel, "parallel"}};
+inline constexpr Choice<Dataset> kDatasets[] = {{Dataset::copy, "copy"},
+                                                {Dataset::reverse, "reverse"},
+                                                {Dataset::multi30k, "multi30k"},
+                                                {Dataset::parallel, "parallel"}};
 inline constexpr Choice<VocabularyKind> kVocabularyKinds[] = {{VocabularyKind::bpe, "bpe"},
                                                               {VocabularyKind::unigram, "unigram"}};
 

@@ -148,7 +148,7 @@ TEST(ParallelReader, TooLongOrEmptyPairsFailUnlessTheFilterDropsThem) {
       TokenPair pair;  // one id a character, so lengths are the text's
       for (char ch : source) if (ch != ' ') pair.source.push_back(ch);
       for (char ch : target) pair.target.push_back(ch);
-      kept += keep_pair(pair, spec, reader, counts) ? 1 : 0;
+      kept += keep_pair(pair, spec, reader.location(), counts) ? 1 : 0;
     }
     return std::tuple{kept, counts.empty, counts.too_long};
   };

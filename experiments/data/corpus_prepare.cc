@@ -2,12 +2,16 @@
 // then the manifest, then one rename (experiments/data/prepared_corpus.h has the layout).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/sha256.h"
@@ -82,6 +86,30 @@ class SideWriter {
   std::vector<std::uint16_t> narrow_;
 };
 
+// Pairs read and encoded a block at a time: sentencepiece's encoding is most of binarizing's
+// time, so the block's pairs are encoded on every core (a processor is safe to share between
+// threads) and then written in their order.
+constexpr std::size_t kBlockPairs = 8192;
+
+void encode_block(const Vocabulary& vocabulary, const std::vector<std::string>& text, std::vector<std::vector<int>>& ids) {
+  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> workers;
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  for (std::size_t t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      try {
+        for (std::size_t i = t; i < text.size(); i += threads) ids[i] = vocabulary.encode(text[i]);
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  if (error) std::rethrow_exception(error);
+}
+
 nlohmann::json binarize_split(const CorpusSpec& spec, const std::string& split, const Vocabulary& vocabulary,
                               bool wide, const fs::path& dir, const RateProgress::Note& note) {
   PairReader reader(spec, split);
@@ -90,13 +118,27 @@ nlohmann::json binarize_split(const CorpusSpec& spec, const std::string& split, 
   RateProgress progress("binarizing " + split, "pairs", note);
   FilterCounts dropped;
   std::int64_t pairs = 0;
+  std::vector<std::string> text;  // source, target, source, target, ...
+  std::vector<std::vector<int>> ids;
   std::string source_text, target_text;
-  while (reader.next(source_text, target_text)) {
-    const TokenPair pair{vocabulary.encode(source_text), vocabulary.encode(target_text)};
-    if (keep_pair(pair, spec, reader, dropped)) {
-      source.append(pair.source);
-      target.append(pair.target);
-      ++pairs;
+  for (bool more = true; more;) {
+    const std::int64_t first_line = reader.line_number() + 1;
+    text.clear();
+    while (text.size() < 2 * kBlockPairs && (more = reader.next(source_text, target_text))) {
+      text.push_back(std::move(source_text));
+      text.push_back(std::move(target_text));
+    }
+    ids.assign(text.size(), {});
+    encode_block(vocabulary, text, ids);
+    PairLocation where = reader.location();
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+      where.line = first_line + static_cast<std::int64_t>(i / 2);
+      const TokenPair pair{std::move(ids[i]), std::move(ids[i + 1])};
+      if (keep_pair(pair, spec, where, dropped)) {
+        source.append(pair.source);
+        target.append(pair.target);
+        ++pairs;
+      }
     }
     progress.update(reader.line_number(), reader.fraction_read());
   }

@@ -70,7 +70,7 @@ ParallelText read_split(const CorpusSpec& spec, const std::string& split) {
   return text;
 }
 
-bool keep_pair(const TokenPair& pair, const CorpusSpec& spec, const PairReader& where, FilterCounts& counts) {
+bool keep_pair(const TokenPair& pair, const CorpusSpec& spec, const PairLocation& where, FilterCounts& counts) {
   const auto check = [&](const std::vector<int>& side, const std::string& path) {
     const auto with_eos = static_cast<std::int64_t>(side.size()) + 1;
     if (!side.empty() && with_eos <= spec.max_len) return true;
@@ -78,10 +78,10 @@ bool keep_pair(const TokenPair& pair, const CorpusSpec& spec, const PairReader& 
     const std::string problem = side.empty() ? "an empty sentence"
                                              : std::to_string(with_eos) + " tokens with EOS, more than the " +
                                                    std::to_string(spec.max_len) + " positions of model.max_len";
-    throw std::runtime_error(path + " line " + std::to_string(where.line_number()) + ": " + problem +
+    throw std::runtime_error(path + " line " + std::to_string(where.line) + ": " + problem +
                              " (data.max_len_filter drops and counts such pairs)");
   };
-  if (check(pair.source, where.source_path()) && check(pair.target, where.target_path())) return true;
+  if (check(pair.source, where.source_path) && check(pair.target, where.target_path)) return true;
   ++(pair.source.empty() || pair.target.empty() ? counts.empty : counts.too_long);
   return false;
 }

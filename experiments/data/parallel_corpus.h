@@ -35,6 +35,12 @@ CorpusSpec corpus_layout(const Config& config);
 // candidates when neither or both exist.
 std::string split_file(const CorpusSpec& spec, const std::string& split, const std::string& language);
 
+// Where a pair comes from, for errors.
+struct PairLocation {
+  std::string source_path, target_path;
+  std::int64_t line = 0;
+};
+
 // Streams the aligned pairs of one split. Throws std::runtime_error naming the file and line for
 // an empty file, a file that ends before the other, and whatever TextLines rejects.
 class PairReader {
@@ -43,8 +49,8 @@ class PairReader {
   bool next(std::string& source, std::string& target);
   std::int64_t line_number() const { return source_.line_number(); }
   double fraction_read() const { return source_.fraction_read(); }
-  const std::string& source_path() const { return source_.path(); }
-  const std::string& target_path() const { return target_.path(); }
+  // The pair `next` returned last.
+  PairLocation location() const { return {source_.path(), target_.path(), line_number()}; }
 
  private:
   TextLines source_, target_;
@@ -63,7 +69,7 @@ struct FilterCounts {
 
 // Whether `pair` (ids without BOS/EOS) is kept: true when neither side is empty and each fits in
 // spec.max_len with its EOS/BOS. Otherwise counts it in `counts` when spec.filter is set, and
-// throws naming the reader's file and line when it is not.
-bool keep_pair(const TokenPair& pair, const CorpusSpec& spec, const PairReader& where, FilterCounts& counts);
+// throws naming the file and line when it is not.
+bool keep_pair(const TokenPair& pair, const CorpusSpec& spec, const PairLocation& where, FilterCounts& counts);
 
 }  // namespace trepro

@@ -69,6 +69,24 @@ constexpr const char* kFormat = "trepro-prepared-corpus/1";
   throw std::runtime_error(manifest_path + ": " + what);
 }
 
+// Offsets that run backwards or past the tokens would read outside the map.
+void check_offsets(const std::string& stem, const PreparedSplit::Side& side, std::size_t id_bytes) {
+  const std::size_t count = side.offsets.bytes() / sizeof(std::uint64_t);
+  const auto* offsets = side.offsets.as<std::uint64_t>();
+  if (side.offsets.bytes() % sizeof(std::uint64_t) != 0 || count == 0 || offsets[0] != 0) {
+    throw std::runtime_error(stem + ".offsets: not uint64 offsets starting at 0");
+  }
+  for (std::size_t i = 1; i < count; ++i) {
+    if (offsets[i] < offsets[i - 1]) {
+      throw std::runtime_error(stem + ".offsets: offset " + std::to_string(i) + " runs backwards");
+    }
+  }
+  if (offsets[count - 1] * id_bytes != side.tokens.bytes()) {
+    throw std::runtime_error(stem + ".offsets: ends at token " + std::to_string(offsets[count - 1]) + " but " + stem +
+                             ".tokens has " + std::to_string(side.tokens.bytes() / id_bytes));
+  }
+}
+
 }  // namespace
 
 nlohmann::json prepared_settings(const Config& config, const CorpusSpec& spec) {
@@ -79,22 +97,6 @@ nlohmann::json prepared_settings(const Config& config, const CorpusSpec& spec) {
           {"max_len", spec.max_len},
           {"filter", spec.filter},
           {"vocabulary", {{"kind", to_string(v.kind)}, {"size", v.size}, {"sample_sentences", v.sample_sentences}}}};
-}
-
-// Offsets that run backwards or past the tokens would read outside the map.
-void check_offsets(const std::string& stem, const PreparedSplit::Side& side, std::size_t id_bytes) {
-  const std::size_t count = side.offsets.bytes() / sizeof(std::uint64_t);
-  const auto* offsets = side.offsets.as<std::uint64_t>();
-  if (side.offsets.bytes() % sizeof(std::uint64_t) != 0 || count == 0 || offsets[0] != 0) {
-    throw std::runtime_error(stem + ".offsets: not uint64 offsets starting at 0");
-  }
-  for (std::size_t i = 1; i < count; ++i) {
-    if (offsets[i] < offsets[i - 1]) throw std::runtime_error(stem + ".offsets: offset " + std::to_string(i) + " runs backwards");
-  }
-  if (offsets[count - 1] * id_bytes != side.tokens.bytes()) {
-    throw std::runtime_error(stem + ".offsets: ends at token " + std::to_string(offsets[count - 1]) + " but " + stem +
-                             ".tokens has " + std::to_string(side.tokens.bytes() / id_bytes));
-  }
 }
 
 PreparedSplit::PreparedSplit(const std::string& dir, const std::string& split, const CorpusSpec& spec, bool wide)

@@ -21,7 +21,8 @@ struct Candidate {
 };
 
 std::uint64_t sample_key(int side, std::int64_t line) {
-  const auto words = philox_block(kSampleKey, (static_cast<std::uint64_t>(line) << 1) | static_cast<std::uint64_t>(side));
+  const std::uint64_t place = (static_cast<std::uint64_t>(line) << 1) | static_cast<std::uint64_t>(side);
+  const auto words = philox_block(kSampleKey, place);
   return (static_cast<std::uint64_t>(words.v[0]) << 32) | words.v[1];
 }
 

@@ -70,7 +70,7 @@ std::unique_ptr<PairTable> encode_split(const CorpusSpec& spec, const std::strin
   std::string source, target;
   while (reader.next(source, target)) {
     TokenPair pair{vocabulary.encode(source), vocabulary.encode(target)};
-    if (keep_pair(pair, spec, reader, dropped)) pairs.push_back(std::move(pair));
+    if (keep_pair(pair, spec, reader.location(), dropped)) pairs.push_back(std::move(pair));
   }
   return std::make_unique<PairsInMemory>(std::move(pairs));
 }
@@ -140,8 +140,11 @@ class CorpusData : public TrainingData {
     }
     // An epoch of no batch has no first batch to read.
     if (train_->size() == 0) {
-      throw std::runtime_error(where_ + ": none of the " + std::to_string(dropped_) + " pairs of " + spec_.train +
-                               " fits: each is empty or longer than " + std::to_string(spec_.max_len) +
+      const std::string train_file = prepared_dir.empty() ? split_file(spec_, spec_.train, spec_.source_language)
+                                                          : prepared_dir + "/" + spec_.train;
+      const char* bound = config.data.dataset == Dataset::multi30k ? "model.max_len" : "data.max_len_filter";
+      throw std::runtime_error(train_file + ": none of its " + std::to_string(dropped_) + " pairs fits: each is " +
+                               "empty or longer than " + bound + " " + std::to_string(spec_.max_len) +
                                " tokens with EOS");
     }
     lengths_ = train_->padded_lengths();
