@@ -73,6 +73,12 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   fsync_folder(path, folder);
 }
 
+void rename_durably(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) throw std::runtime_error(failure(to, "rename from " + from, errno));
+  std::string folder = std::filesystem::path(to).parent_path().string();
+  fsync_folder(to, folder.empty() ? "." : folder);
+}
+
 std::string read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(failure(path, "open", errno));

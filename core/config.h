@@ -22,7 +22,7 @@ namespace trepro {
 enum class NormPlacement { post, pre };  // model.norm: "post" | "pre"
 enum class Architecture { encoder_decoder, decoder_only, encoder_only };
 enum class ScheduleKind { noam, constant, inverse_sqrt };
-enum class Dataset { copy, reverse, multi30k };
+enum class Dataset { copy, reverse, multi30k, parallel };
 enum class VocabularyKind { bpe, unigram };
 
 struct ModelConfig {
@@ -94,16 +94,29 @@ struct TrainConfig {
 struct VocabularyConfig {
   VocabularyKind kind = VocabularyKind::bpe;  // "bpe" | "unigram" (sentencepiece)
   std::int64_t size = 8000;                   // joint source+target; must equal model.vocab_size
+  // Training sentences drawn from both sides of the training split (a deterministic sample,
+  // experiments/data/sentence_sample.h); 0 = every sentence.
+  std::int64_t sample_sentences = 0;
 };
 
 struct DataConfig {
-  Dataset dataset = Dataset::copy;    // "copy" | "reverse" (synthetic) | "multi30k"
-  std::string source_language = "de"; // multi30k: "de" | "en"
+  Dataset dataset = Dataset::copy;    // "copy" | "reverse" (synthetic) | "multi30k" | "parallel"
+  std::string source_language = "de"; // multi30k: "de" | "en"; parallel: the files' suffix
   std::string target_language = "en"; // multi30k: the other one
-  VocabularyConfig vocabulary;        // multi30k only
+  VocabularyConfig vocabulary;        // multi30k and parallel
+  // parallel: the splits, read from <dir>/<split>.<language>[.gz] (multi30k's are fixed: train,
+  // val, test_2016_flickr).
+  std::string train = "train";
+  std::string valid = "newstest2013";
+  std::vector<std::string> test = {"newstest2014"};
+  // parallel: pairs that are empty or longer than this many tokens (with EOS) on either side
+  // are dropped and counted; 0 = keep every pair, and such a pair is an error naming its file
+  // and line. multi30k always filters at model.max_len.
+  std::int64_t max_len_filter = 0;
   std::int64_t epochs = 0;            // >= 0; 0 = no epoch limit (synthetic data never runs out)
-  // The folder that holds multi30k/; empty: --data-dir, then $TREPRO_DATA_DIR, then
-  // <source dir>/../shared/data, then /work/shared/data.
+  // multi30k: the folder that holds multi30k/; empty: --data-dir, then $TREPRO_DATA_DIR, then
+  // <source dir>/../shared/data, then /work/shared/data. parallel: the folder of the split
+  // files (or --data-dir).
   std::string dir;
   // copy / reverse only: sequence lengths (before EOS) and sentences per batch.
   std::int64_t min_length = 4;

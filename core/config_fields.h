@@ -81,8 +81,10 @@ inline constexpr Choice<Precision> kPrecisions[] = {{Precision::float32, "float3
 inline constexpr Choice<ScheduleKind> kScheduleKinds[] = {{ScheduleKind::noam, "noam"},
                                                           {ScheduleKind::constant, "constant"},
                                                           {ScheduleKind::inverse_sqrt, "inverse_sqrt"}};
-inline constexpr Choice<Dataset> kDatasets[] = {
-    {Dataset::copy, "copy"}, {Dataset::reverse, "reverse"}, {Dataset::multi30k, "multi30k"}};
+inline constexpr Choice<Dataset> kDatasets[] = {{Dataset::copy, "copy"},
+                                                {Dataset::reverse, "reverse"},
+                                                {Dataset::multi30k, "multi30k"},
+                                                {Dataset::parallel, "parallel"}};
 inline constexpr Choice<VocabularyKind> kVocabularyKinds[] = {{VocabularyKind::bpe, "bpe"},
                                                               {VocabularyKind::unigram, "unigram"}};
 
@@ -182,19 +184,41 @@ void visit_fields(TrainConfig& t, Visitor& visit) {
 
 template <class Visitor>
 void visit_fields(VocabularyConfig& v, Visitor& visit) {
-  visit(Key{"kind", "multi30k: sentencepiece model type"}, v.kind, kVocabularyKinds);
-  visit(Key{"size", "multi30k: joint source+target pieces"}, v.size, Unchecked{"= model.vocab_size, >= 8 (multi30k)"});
+  visit(Key{"kind", "multi30k, parallel: sentencepiece model type"}, v.kind, kVocabularyKinds);
+  visit(Key{"size", "multi30k, parallel: joint source+target pieces"}, v.size,
+        Unchecked{"= model.vocab_size, >= 8 (multi30k, parallel)"});
+  visit(Key{.name = "sample_sentences",
+            .meaning = "sentences of both sides of the training split the vocabulary is trained on, a "
+                       "deterministic random sample; 0 = all",
+            .since = 2},
+        v.sample_sentences, AtLeast{0, " (0 trains on every sentence)"});
 }
 
 template <class Visitor>
 void visit_fields(DataConfig& d, Visitor& visit) {
-  visit(Key{"dataset", "copy and reverse are synthetic"}, d.dataset, kDatasets);
-  visit(Key{"source_language", "multi30k: source side"}, d.source_language, Unchecked{"`de` \\| `en` (multi30k)"});
-  visit(Key{"target_language", "multi30k: target side"}, d.target_language,
-        Unchecked{"`de` \\| `en`, not the source (multi30k)"});
-  visit.section(Key{"vocabulary", "multi30k only"}, d.vocabulary);
+  visit(Key{"dataset", "copy and reverse are synthetic; parallel: any line-aligned corpus"}, d.dataset, kDatasets);
+  visit(Key{"source_language", "multi30k, parallel: source side (parallel: the files' suffix)"}, d.source_language,
+        Unchecked{"`de` \\| `en` (multi30k); a file suffix (parallel)"});
+  visit(Key{"target_language", "multi30k, parallel: target side"}, d.target_language,
+        Unchecked{"`de` \\| `en` (multi30k); a file suffix (parallel); not the source"});
+  visit.section(Key{"vocabulary", "multi30k and parallel"}, d.vocabulary);
+  visit(Key{.name = "train", .meaning = "parallel: training split, <dir>/<train>.<language>[.gz]", .since = 2},
+        d.train, Unchecked{"a file name stem (parallel)"});
+  visit(Key{.name = "valid", .meaning = "parallel: validation split", .since = 2}, d.valid,
+        Unchecked{"a file name stem (parallel)"});
+  visit(Key{.name = "test",
+            .meaning = "parallel: test splits (train reports the first one's loss; evaluate --split picks)",
+            .since = 2},
+        d.test, Unchecked{"file name stems (parallel)"});
+  visit(Key{.name = "max_len_filter",
+            .meaning = "parallel: drop and count pairs empty or longer than this many tokens with EOS; 0 = off, "
+                       "such a pair is an error naming its file and line",
+            .since = 2},
+        d.max_len_filter, Unchecked{">= 0, <= model.max_len (parallel)"});
   visit(Key{"epochs", "passes over the training data; 0 = no limit"}, d.epochs, AtLeast{0});
-  visit(Key{"dir", "folder holding multi30k/; empty: --data-dir, $TREPRO_DATA_DIR, then defaults"}, d.dir,
+  visit(Key{"dir", "multi30k: folder holding multi30k/ (empty: --data-dir, $TREPRO_DATA_DIR, then defaults); "
+                   "parallel: folder of the split files"},
+        d.dir,
         Unchecked{});
   visit(Key{"min_length", "copy, reverse: shortest sequence (before EOS)"}, d.min_length, Unchecked{">= 1"});
   visit(Key{"max_length", "copy, reverse: longest sequence (before EOS)"}, d.max_length,

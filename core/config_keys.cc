@@ -22,8 +22,10 @@ std::string type_name() {
     return "number";
   } else if constexpr (std::is_same_v<T, std::string>) {
     return "string";
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    return "array of strings";
   } else {
-    static_assert(std::is_integral_v<T>, "a config member is a bool, number, string, integer or enum");
+    static_assert(std::is_integral_v<T>, "a config member is a bool, number, string, array of strings, integer or enum");
     return "integer";
   }
 }

@@ -106,6 +106,16 @@ class ObjectReader {
     }
   }
 
+  void read(std::string_view key, std::vector<std::string>& out) {
+    if (const json* value = find(key)) {
+      const auto is_string = [](const json& item) { return item.is_string(); };
+      if (!value->is_array() || !std::all_of(value->begin(), value->end(), is_string)) {
+        fail(key, "expected an array of strings, got " + describe(*value));
+      }
+      out = value->get<std::vector<std::string>>();
+    }
+  }
+
   void read(std::string_view key, bool& out) {
     if (const json* value = find(key)) {
       if (!value->is_boolean()) fail(key, "expected true or false, got " + describe(*value));

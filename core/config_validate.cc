@@ -145,23 +145,49 @@ void check_language(const Checker& check, std::string_view path, const std::stri
   check.fail(path, "multi30k has no language \"" + language + "\" (expected de or en)");
 }
 
-void validate_data(const Checker& check, const DataConfig& d, const ModelConfig& m) {
+// A split or language names files in data.dir: <split>.<language>[.gz].
+void check_file_stem(const Checker& check, std::string_view path, const std::string& stem) {
+  if (stem.empty() || stem.find('/') != std::string::npos || stem == "." || stem == "..") {
+    check.fail(path, "must name a file in data.dir (not empty, no '/'), got \"" + stem + "\"");
+  }
+}
+
+void validate_corpus(const Checker& check, const DataConfig& d, const ModelConfig& m) {
   if (d.dataset == Dataset::multi30k) {
     check_language(check, "data.source_language", d.source_language);
     check_language(check, "data.target_language", d.target_language);
-    if (d.source_language == d.target_language) {
-      check.fail("data.target_language", "must differ from source_language \"" + d.source_language + "\"");
+  } else {
+    check_file_stem(check, "data.source_language", d.source_language);
+    check_file_stem(check, "data.target_language", d.target_language);
+    check_file_stem(check, "data.train", d.train);
+    check_file_stem(check, "data.valid", d.valid);
+    for (const std::string& split : d.test) check_file_stem(check, "data.test", split);
+    check.at_least("data.max_len_filter", d.max_len_filter, 0);
+    if (d.max_len_filter > m.max_len) {
+      check.fail("data.max_len_filter", "must be <= model.max_len " + std::to_string(m.max_len) +
+                                            " (longer pairs have no positions), got " +
+                                            std::to_string(d.max_len_filter));
     }
-    // The vocabulary's ids index the embedding table, so the two sizes are one number.
-    if (d.vocabulary.size != m.vocab_size) {
-      check.fail("data.vocabulary.size", "must equal model.vocab_size " + std::to_string(m.vocab_size) +
-                                             ", got " + std::to_string(d.vocabulary.size));
-    }
-    // pad, bos, eos, unk and at least a few pieces.
-    check.at_least("data.vocabulary.size", d.vocabulary.size, 8);
-    if (m.pad_id != 0) {
-      check.fail("model.pad_id", "must be 0 for multi30k (the vocabulary's pad id), got " + std::to_string(m.pad_id));
-    }
+  }
+  if (d.source_language == d.target_language) {
+    check.fail("data.target_language", "must differ from source_language \"" + d.source_language + "\"");
+  }
+  // The vocabulary's ids index the embedding table, so the two sizes are one number.
+  if (d.vocabulary.size != m.vocab_size) {
+    check.fail("data.vocabulary.size", "must equal model.vocab_size " + std::to_string(m.vocab_size) +
+                                           ", got " + std::to_string(d.vocabulary.size));
+  }
+  // pad, bos, eos, unk and at least a few pieces.
+  check.at_least("data.vocabulary.size", d.vocabulary.size, 8);
+  if (m.pad_id != 0) {
+    check.fail("model.pad_id", "must be 0 for " + to_string(d.dataset) + " (the vocabulary's pad id), got " +
+                                   std::to_string(m.pad_id));
+  }
+}
+
+void validate_data(const Checker& check, const DataConfig& d, const ModelConfig& m) {
+  if (d.dataset == Dataset::multi30k || d.dataset == Dataset::parallel) {
+    validate_corpus(check, d, m);
   } else {
     check.at_least("data.min_length", d.min_length, 1);
     // max_length + EOS against model.max_len is checked when batches are made (copy_task.h):

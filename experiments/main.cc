@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   trepro::cli::add_info_command(app);
   trepro::cli::add_config_keys_command(app);
   trepro::cli::add_forward_command(app);
+  trepro::cli::add_prepare_command(app);
   trepro::cli::add_train_command(app);
   trepro::cli::add_average_command(app);
   trepro::cli::add_ablate_command(app);

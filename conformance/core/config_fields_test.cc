@@ -79,6 +79,11 @@ const std::map<std::string, json>& non_default_values() {
       {"data.min_length", 2},
       {"data.max_length", 20},
       {"data.batch_size", 16},
+      {"data.vocabulary.sample_sentences", 2000000},
+      {"data.train", "corpus"},
+      {"data.valid", "dev"},
+      {"data.test", json::array({"test_a", "test_b"})},
+      {"data.max_len_filter", 64},
   };
   return values;
 }
@@ -124,6 +129,10 @@ TEST(ConfigFields, EveryKeyWrittenIsListedAndEveryListedKeyIsWritten) {
   for (const auto& [pointer_text, value] : flat.items()) {
     std::string path = pointer_text.substr(1);
     for (char& c : path) c = c == '/' ? '.' : c;
+    // An array's items flatten to "key.0", "key.1": the key is the array.
+    if (value.is_string() && path.find_last_not_of("0123456789") == path.size() - 2 && path.back() != '.') {
+      path.erase(path.rfind('.'));
+    }
     written.insert(path);
   }
   EXPECT_EQ(listed, written);
@@ -148,7 +157,10 @@ TEST(ConfigFields, ANewKeyAtItsDefaultIsLeftOutOfTheCanonicalJson) {
 // version 2 and later.
 // Version 2 holds the keys added since the field list; every earlier key is version 1.
 TEST(ConfigFields, KeysAddedSinceTheFieldListAreVersionTwo) {
-  const std::set<std::string> version_two = {"model.head_dim", "train.patience", "train.keep_checkpoints"};
+  const std::set<std::string> version_two = {"model.head_dim",          "train.patience",
+                                            "train.keep_checkpoints",  "data.vocabulary.sample_sentences",
+                                            "data.train",              "data.valid",
+                                            "data.test",               "data.max_len_filter"};
   for (const ConfigKey& key : config_keys()) {
     EXPECT_EQ(key.since, version_two.contains(key.path) ? 2 : 1) << key.path;
   }

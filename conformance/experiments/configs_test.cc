@@ -6,6 +6,7 @@
 
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/config.h"
 
@@ -36,16 +37,37 @@ void expect_paper_recipe(const Config& c) {
   EXPECT_EQ(c.train.schedule.warmup, 4000);
   EXPECT_EQ(c.train.schedule.factor, 1.0);
   EXPECT_EQ(c.train.clip_norm, 0.0);  // the paper clips nothing
-  // ~25,000 target tokens a step: copy sequences of 20..30 tokens + EOS (26 on average).
+  EXPECT_EQ(c.train.max_tokens * c.train.update_freq, 25000);
+}
+
+// The copy-task stand-ins: ~25,000 target tokens a step.
+void expect_paper_copy_task(const Config& c) {
+  expect_paper_recipe(c);
+  // Copy sequences of 20..30 tokens + EOS (26 on average).
   const double tokens_per_step = static_cast<double>(c.data.batch_size * c.train.update_freq) *
                                  (static_cast<double>(c.data.min_length + c.data.max_length) / 2 + 1);
   EXPECT_NEAR(tokens_per_step, 25000, 500);
-  EXPECT_EQ(c.train.max_tokens * c.train.update_freq, 25000);
+}
+
+// WMT14 En-De as the paper trains it (section 5.1): a shared vocabulary of about 37,000
+// pieces, newstest2013 to validate, newstest2014 to test; ~25,000 source and ~25,000 target
+// tokens a step (max_tokens bounds the padded larger side of each batch).
+void expect_wmt14(const Config& c, std::int64_t steps, std::int64_t averaged) {
+  expect_paper_recipe(c);
+  EXPECT_EQ(c.data.dataset, Dataset::parallel);
+  EXPECT_EQ(c.data.source_language, "en");
+  EXPECT_EQ(c.data.target_language, "de");
+  EXPECT_EQ(c.data.valid, "newstest2013");
+  EXPECT_EQ(c.data.test, std::vector<std::string>{"newstest2014"});
+  EXPECT_EQ(c.data.vocabulary.size, 37000);
+  EXPECT_EQ(c.data.vocabulary.kind, VocabularyKind::bpe);
+  EXPECT_EQ(c.train.max_steps, steps);
+  EXPECT_EQ(c.train.keep_checkpoints, averaged);  // `trepro average RUN --last N` needs them kept
 }
 
 TEST(CommittedConfigs, PaperBaseIsThePapersBaseModel) {
   const Config c = committed("paper_base.json");
-  expect_paper_recipe(c);
+  expect_paper_copy_task(c);
   EXPECT_EQ(c.model.d_model, 512);
   EXPECT_EQ(c.model.heads, 8);
   EXPECT_EQ(c.model.d_ff, 2048);
@@ -55,12 +77,26 @@ TEST(CommittedConfigs, PaperBaseIsThePapersBaseModel) {
 
 TEST(CommittedConfigs, PaperBigIsThePapersBigModel) {
   const Config c = committed("paper_big.json");
-  expect_paper_recipe(c);
+  expect_paper_copy_task(c);
   EXPECT_EQ(c.model.d_model, 1024);
   EXPECT_EQ(c.model.heads, 16);
   EXPECT_EQ(c.model.d_ff, 4096);
   EXPECT_EQ(c.model.dropout, 0.3);  // EN-DE big
   EXPECT_EQ(c.train.max_steps, 300000);
+}
+
+TEST(CommittedConfigs, Wmt14BaseIsThePapersBaseRecipe) {
+  const Config c = committed("wmt14_ende_base.json");
+  expect_wmt14(c, 100000, 5);
+  EXPECT_EQ(c.model.d_model, 512);
+  EXPECT_EQ(c.model.dropout, 0.1);
+}
+
+TEST(CommittedConfigs, Wmt14BigIsThePapersBigRecipe) {
+  const Config c = committed("wmt14_ende_big.json");
+  expect_wmt14(c, 300000, 20);
+  EXPECT_EQ(c.model.d_model, 1024);
+  EXPECT_EQ(c.model.dropout, 0.3);
 }
 
 TEST(CommittedConfigs, Multi30kRunsAreTheAnchorsModelInBothDirections) {

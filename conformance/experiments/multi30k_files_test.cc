@@ -1,6 +1,8 @@
-// Multi30K files (experiments/data/multi30k.h): gzip lines, the parallel reader's checks, and the
-// data folder resolution order; every error names the file or folder.
+// Multi30K files (experiments/data/multi30k.h) through the text reader of every corpus
+// (experiments/data/text_lines.h, parallel_corpus.h): gzip lines, the multi30k preset's pairs
+// and checks, and the data folder resolution order; every error names the file or folder.
 #include "experiments/data/multi30k.h"
+#include "experiments/data/parallel_corpus.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -37,6 +39,23 @@ std::string message_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+std::vector<std::string> read_gzip_lines(const std::string& path) {
+  TextLines reader(path);
+  std::vector<std::string> lines;
+  for (std::string line; reader.next(line);) lines.push_back(line);
+  return lines;
+}
+
+ParallelText read_multi30k(const std::string& data_dir, const std::string& split, const std::string& source,
+                           const std::string& target) {
+  Config config;
+  config.model.vocab_size = 100;
+  config.data.dataset = Dataset::multi30k;
+  config.data.source_language = source;
+  config.data.target_language = target;
+  return read_split(corpus_spec(config, data_dir), split);
+}
+
 TEST(GzipLines, ReadsLinesWithoutTheirEndings) {
   const fs::path path = fresh_dir("lines") / "a.gz";
   write_gzip(path, "Ein Hund.\r\nZwei Katzen.\n\nDrei Vögel ohne Zeilenende");
@@ -65,7 +84,8 @@ TEST(GzipLines, CorruptDataIsAnErrorNamingTheFile) {
   for (std::size_t i = 12; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xFF);
   std::ofstream(dir / "bad.gz", std::ios::binary) << bytes;
   const std::string path = (dir / "bad.gz").string();
-  EXPECT_NE(message_of([&] { read_gzip_lines(path); }).find(path + ": corrupt gzip data"), std::string::npos);
+  const std::string message = message_of([&] { read_gzip_lines(path); });
+  EXPECT_NE(message.find(path + " line 1: corrupt gzip data"), std::string::npos) << message;
 }
 
 TEST(ReadMulti30k, PairsLineNOfBothLanguages) {
@@ -84,8 +104,8 @@ TEST(ReadMulti30k, DifferentLineCountsAreAnErrorNamingBothFiles) {
   write_gzip(data / "multi30k" / "val.de.gz", "Ein Hund.\nEine Katze.\n");
   write_gzip(data / "multi30k" / "val.en.gz", "A dog.\n");
   const std::string message = message_of([&] { read_multi30k(data.string(), "val", "de", "en"); });
-  EXPECT_NE(message.find("val.de.gz has 2 lines but"), std::string::npos) << message;
-  EXPECT_NE(message.find("val.en.gz has 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("val.en.gz ends after 1 lines but"), std::string::npos) << message;
+  EXPECT_NE(message.find("val.de.gz has a line 2"), std::string::npos) << message;
 }
 
 TEST(ResolveDataDir, AnExplicitFolderWinsAndAWrongOneDoesNotFallThrough) {

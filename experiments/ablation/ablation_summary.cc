@@ -10,7 +10,7 @@
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
 #include "experiments/bleu/bleu_files.h"
-#include "experiments/data/multi30k.h"
+#include "experiments/data/parallel_corpus.h"
 #include "experiments/run_info.h"
 
 namespace trepro {
@@ -119,8 +119,7 @@ class BleuEvidence {
     const std::string key = split + "." + data.source_language + "-" + data.target_language;
     auto it = references_.find(key);
     if (it == references_.end()) {
-      const std::string dir = resolve_data_dir(data_dir_.empty() ? data.dir : data_dir_);
-      it = references_.emplace(key, read_multi30k(dir, split, data.source_language, data.target_language).target).first;
+      it = references_.emplace(key, read_split(corpus_spec(variant.config, data_dir_), split).target).first;
     }
     return it->second;
   }

@@ -9,6 +9,7 @@ void add_backends_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_config_keys_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
+void add_prepare_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_average_command(CLI::App& app);
 void add_ablate_command(CLI::App& app);

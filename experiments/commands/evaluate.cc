@@ -18,7 +18,7 @@
 #include "experiments/bleu/paper_bleu.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
-#include "experiments/data/multi30k.h"
+#include "experiments/data/parallel_corpus.h"
 #include "experiments/data/token_batches.h"
 
 namespace trepro::cli {
@@ -68,11 +68,11 @@ void evaluate_run(const EvaluateOptions& o) {
   nlohmann::json report = read_json_file(report_path);
   const TranslationModel t = o.model.load();
   const DataConfig& data = t.config.data;
-  if (data.dataset != Dataset::multi30k) {
-    throw std::invalid_argument(in_run(o.model.run_dir, "config.json") + ": data.dataset: evaluate decodes Multi30K");
+  if (data.dataset != Dataset::multi30k && data.dataset != Dataset::parallel) {
+    throw std::invalid_argument(in_run(o.model.run_dir, "config.json") +
+                                ": data.dataset: evaluate decodes a corpus (multi30k or parallel)");
   }
-  const ParallelText text = read_multi30k(resolve_data_dir(o.data_dir.empty() ? data.dir : o.data_dir), o.split,
-                                          data.source_language, data.target_language);
+  const ParallelText text = read_split(corpus_spec(t.config, o.data_dir), o.split);
   std::vector<std::vector<std::int64_t>> sources;
   for (const std::string& line : text.source) sources.push_back(t.encode_source(line));
   std::vector<std::string> hypotheses;

@@ -20,14 +20,16 @@ struct TrainCommand {
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("train", "Train a config (copy/reverse task or Multi30K) into a run folder");
+  CLI::App* cmd = app.add_subcommand("train", "Train a config (copy/reverse task, Multi30K or a parallel corpus) into a run folder");
   auto o = std::make_shared<TrainCommand>();
   cmd->add_option("config", o->run.config_path, "config JSON (optional with --resume: RUN/config.json)");
   cmd->add_option("--out", o->run.run_dir, "run folder (config, vocabulary, log, checkpoints, report.json)")->required();
   cmd->add_flag("--resume", o->run.resume, "continue from the newest RUN/checkpoints/step_<N>.safetensors (none yet: start over)");
   cmd->add_option("--data-dir", o->run.data_dir,
-                  "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, <source>/../shared/data, "
-                  "/work/shared/data)");
+                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, <source>/../shared/data, "
+                  "/work/shared/data); parallel: the folder of the text files (default: data.dir)");
+  cmd->add_option("--data", o->run.prepared_dir,
+                  "a folder `trepro prepare` wrote for this config: memory-mapped instead of reading the text");
   o->steps_option = cmd->add_option("--steps", o->steps, "override train.max_steps")->check(CLI::NonNegativeNumber);
   o->validate_option =
       cmd->add_option("--validate-every", o->validate_every, "override train.validate_every")->check(CLI::PositiveNumber);

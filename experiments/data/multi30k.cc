@@ -1,41 +1,11 @@
 #include "experiments/data/multi30k.h"
 
-#include <zlib.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace trepro {
-
-std::vector<std::string> read_gzip_lines(const std::string& path) {
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
-  if (!file) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<std::string> lines;
-  std::string line;
-  char buffer[4096];
-  int read = 0;
-  while ((read = gzread(file.get(), buffer, sizeof buffer)) > 0) {
-    for (int i = 0; i < read; ++i) {
-      if (buffer[i] == '\n') {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        lines.push_back(std::move(line));
-        line.clear();
-      } else {
-        line.push_back(buffer[i]);
-      }
-    }
-  }
-  if (read < 0) {
-    int code = 0;
-    throw std::runtime_error(path + ": corrupt gzip data: " + gzerror(file.get(), &code));
-  }
-  if (!line.empty()) lines.push_back(std::move(line));
-  return lines;
-}
 
 std::string resolve_data_dir(const std::string& explicit_dir) {
   struct Candidate {
@@ -56,20 +26,6 @@ std::string resolve_data_dir(const std::string& explicit_dir) {
     if (c.chosen_by_user) break;
   }
   throw std::runtime_error("data folder not found; tried:" + tried);
-}
-
-ParallelText read_multi30k(const std::string& data_dir, const std::string& split, const std::string& source_language,
-                           const std::string& target_language) {
-  const auto path = [&](const std::string& language) {
-    return (std::filesystem::path(data_dir) / "multi30k" / (split + "." + language + ".gz")).string();
-  };
-  ParallelText text{read_gzip_lines(path(source_language)), read_gzip_lines(path(target_language))};
-  if (text.source.size() != text.target.size()) {
-    throw std::runtime_error(path(source_language) + " has " + std::to_string(text.source.size()) + " lines but " +
-                             path(target_language) + " has " + std::to_string(text.target.size()));
-  }
-  if (text.source.empty()) throw std::runtime_error(path(source_language) + ": no sentences");
-  return text;
 }
 
 }  // namespace trepro

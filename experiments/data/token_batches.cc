@@ -13,24 +13,29 @@ namespace {
 constexpr std::uint32_t kTieBreakSite = 0xBA7C0001;
 constexpr std::uint32_t kOrderSite = 0xBA7C0002;
 
-std::int64_t padded_length(const TokenPair& pair) {
-  return static_cast<std::int64_t>(std::max(pair.source.size(), pair.target.size())) + 1;
+std::vector<std::int32_t> lengths_of(const std::vector<TokenPair>& pairs) {
+  std::vector<std::int32_t> lengths;
+  lengths.reserve(pairs.size());
+  for (const TokenPair& pair : pairs) {
+    lengths.push_back(static_cast<std::int32_t>(std::max(pair.source.size(), pair.target.size())) + 1);
+  }
+  return lengths;
 }
 
-std::vector<std::vector<std::size_t>> pack(const std::vector<TokenPair>& pairs, const std::vector<std::size_t>& order,
-                                           std::int64_t max_tokens) {
+std::vector<std::vector<std::size_t>> pack(const std::vector<std::int32_t>& lengths,
+                                           const std::vector<std::size_t>& order, std::int64_t max_tokens) {
   std::vector<std::vector<std::size_t>> batches;
   std::vector<std::size_t> current;
   std::int64_t longest = 0;
   for (std::size_t index : order) {
-    const std::int64_t length = std::max(longest, padded_length(pairs[index]));
+    const std::int64_t length = std::max<std::int64_t>(longest, lengths[index]);
     if (!current.empty() && length * static_cast<std::int64_t>(current.size() + 1) > max_tokens) {
       batches.push_back(std::move(current));
       current.clear();
       longest = 0;
     }
     current.push_back(index);
-    longest = std::max(longest, padded_length(pairs[index]));
+    longest = std::max<std::int64_t>(longest, lengths[index]);
   }
   if (!current.empty()) batches.push_back(std::move(current));
   return batches;
@@ -38,23 +43,24 @@ std::vector<std::vector<std::size_t>> pack(const std::vector<TokenPair>& pairs, 
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> token_batches(const std::vector<TokenPair>& pairs, std::int64_t max_tokens,
-                                                    std::uint64_t seed, std::int64_t epoch) {
+std::vector<std::int32_t> PairsInMemory::padded_lengths() const { return lengths_of(pairs_); }
+
+std::vector<std::vector<std::size_t>> token_batches(const std::vector<std::int32_t>& lengths,
+                                                    std::int64_t max_tokens, std::uint64_t seed, std::int64_t epoch) {
   const auto stream = static_cast<std::uint64_t>(epoch);
-  std::vector<std::uint64_t> tie_break(pairs.size());
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
+  std::vector<std::uint64_t> tie_break(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
     const auto words = philox_block(PhiloxKey{seed, stream, kTieBreakSite}, i);
     tie_break[i] = (static_cast<std::uint64_t>(words.v[0]) << 32) | words.v[1];
   }
-  std::vector<std::size_t> order(pairs.size());
+  std::vector<std::size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const std::int64_t la = padded_length(pairs[a]), lb = padded_length(pairs[b]);
-    if (la != lb) return la < lb;
+    if (lengths[a] != lengths[b]) return lengths[a] < lengths[b];
     if (tie_break[a] != tie_break[b]) return tie_break[a] < tie_break[b];
     return a < b;
   });
-  std::vector<std::vector<std::size_t>> batches = pack(pairs, order, max_tokens);
+  std::vector<std::vector<std::size_t>> batches = pack(lengths, order, max_tokens);
   // Fisher-Yates with Philox draws: the same permutation on every platform (std::shuffle's
   // algorithm is implementation-defined).
   for (std::size_t i = batches.size(); i > 1; --i) {
@@ -65,13 +71,32 @@ std::vector<std::vector<std::size_t>> token_batches(const std::vector<TokenPair>
   return batches;
 }
 
+std::vector<std::vector<std::size_t>> token_batches(const std::vector<TokenPair>& pairs, std::int64_t max_tokens,
+                                                    std::uint64_t seed, std::int64_t epoch) {
+  return token_batches(lengths_of(pairs), max_tokens, seed, epoch);
+}
+
+std::vector<std::vector<std::size_t>> token_batches_in_order(const std::vector<std::int32_t>& lengths,
+                                                             std::int64_t max_tokens) {
+  std::vector<std::size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lengths[a] < lengths[b]; });
+  return pack(lengths, order, max_tokens);
+}
+
 std::vector<std::vector<std::size_t>> token_batches_in_order(const std::vector<TokenPair>& pairs,
                                                              std::int64_t max_tokens) {
-  std::vector<std::size_t> order(pairs.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return padded_length(pairs[a]) < padded_length(pairs[b]); });
-  return pack(pairs, order, max_tokens);
+  return token_batches_in_order(lengths_of(pairs), max_tokens);
+}
+
+Batch make_batch(const PairTable& pairs, const std::vector<std::size_t>& rows, std::int64_t pad_id,
+                 std::int64_t bos_id, std::int64_t eos_id) {
+  std::vector<TokenPair> gathered;
+  gathered.reserve(rows.size());
+  for (std::size_t r : rows) gathered.push_back(pairs.pair(r));
+  std::vector<std::size_t> in_order(rows.size());
+  std::iota(in_order.begin(), in_order.end(), std::size_t{0});
+  return make_batch(gathered, in_order, pad_id, bos_id, eos_id);
 }
 
 Batch make_batch(const std::vector<TokenPair>& pairs, const std::vector<std::size_t>& rows, std::int64_t pad_id,

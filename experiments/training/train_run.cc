@@ -75,7 +75,7 @@ class Run {
     progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
     // The data before config.json: a missing data folder must not leave a config.json that
     // marks the run folder as in use.
-    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, [this](const std::string& text) { progress_->note(text); });
+    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, o.prepared_dir, [this](const std::string& text) { progress_->note(text); });
     save_config(config_, in_run(o.run_dir, "config.json"));
     model_.initialize(config_.train.seed);
     trainer_ = std::make_unique<Trainer>(model_, config_);

@@ -24,6 +24,7 @@ struct TrainRunOptions {
   bool resume = false;      // continue from the newest RUN/checkpoints/step_<N>.safetensors; with
                             // none yet, start over (train_run.cc, run_config and resume)
   std::string data_dir;     // --data-dir (empty: data.dir, then the default chain)
+  std::string prepared_dir; // --data: a folder `trepro prepare` wrote, memory-mapped
   std::optional<std::int64_t> max_steps, validate_every, checkpoint_every;  // config overrides
   std::int64_t log_every = 10;
   std::function<std::unique_ptr<Backend>()> make_backend;

@@ -3,8 +3,12 @@
 #include <filesystem>
 #include <map>
 
+#include "core/atomic_file.h"
+#include "core/sha256.h"
 #include "experiments/copy_task.h"
-#include "experiments/data/multi30k.h"
+#include "experiments/data/parallel_corpus.h"
+#include "experiments/data/prepared_corpus.h"
+#include "experiments/data/sentence_sample.h"
 #include "experiments/data/token_batches.h"
 #include "experiments/data/vocabulary.h"
 
@@ -50,101 +54,146 @@ class SyntheticData : public TrainingData {
   std::vector<Batch> validation_;
 };
 
-std::vector<TokenPair> encode_pairs(const Vocabulary& vocabulary, const ParallelText& text) {
-  std::vector<TokenPair> pairs;
-  pairs.reserve(text.source.size());
-  for (std::size_t i = 0; i < text.source.size(); ++i) {
-    pairs.push_back({vocabulary.encode(text.source[i]), vocabulary.encode(text.target[i])});
+std::vector<Batch> batches_in_order(const PairTable& pairs, std::int64_t max_tokens) {
+  std::vector<Batch> batches;
+  for (const auto& rows : token_batches_in_order(pairs.padded_lengths(), max_tokens)) {
+    batches.push_back(make_batch(pairs, rows, Vocabulary::kPad, Vocabulary::kBos, Vocabulary::kEos));
   }
-  return pairs;
+  return batches;
 }
 
-class Multi30kData : public TrainingData {
+// A split read, encoded and filtered in memory (small corpora such as Multi30K).
+std::unique_ptr<PairTable> encode_split(const CorpusSpec& spec, const std::string& split, const Vocabulary& vocabulary,
+                                        FilterCounts& dropped) {
+  PairReader reader(spec, split);
+  std::vector<TokenPair> pairs;
+  std::string source, target;
+  while (reader.next(source, target)) {
+    TokenPair pair{vocabulary.encode(source), vocabulary.encode(target)};
+    if (keep_pair(pair, spec, reader.location(), dropped)) pairs.push_back(std::move(pair));
+  }
+  return std::make_unique<PairsInMemory>(std::move(pairs));
+}
+
+// The vocabulary of a run read in memory: RUN/vocab.model when it exists (resume), else trained
+// on the sample of the training split and written there.
+Vocabulary run_vocabulary(const Config& config, const CorpusSpec& spec, const std::string& model_path,
+                          const std::function<void(const std::string&)>& note) {
+  if (std::filesystem::exists(model_path)) {
+    note("vocabulary: reusing " + model_path);
+    return Vocabulary::load(model_path);
+  }
+  const VocabularyConfig& v = config.data.vocabulary;
+  const std::vector<std::string> sentences = vocabulary_sentences(spec, v.sample_sentences, note);
+  note("vocabulary: training " + to_string(v.kind) + " " + std::to_string(v.size) + " on " +
+       std::to_string(sentences.size()) + " sentences");
+  return Vocabulary::train(sentences, {v.kind, v.size, 2}, model_path);
+}
+
+// The vocabulary of a run on a prepared folder: the folder's, copied into the run (decoding
+// reads RUN/vocab.model); a resumed run's copy must still be the same model.
+Vocabulary prepared_vocabulary(const PreparedCorpus& corpus, const std::string& model_path) {
+  const std::string expected = corpus.manifest().at("vocabulary").at("sha256").get<std::string>();
+  if (std::filesystem::exists(model_path)) {
+    if (sha256_file_hex(model_path) != expected) {
+      throw std::runtime_error(model_path + ": is not the vocabulary of the prepared folder (" +
+                               corpus.vocabulary_path() + "): the run was started on other data");
+    }
+  } else {
+    write_file_atomically(model_path, read_file(corpus.vocabulary_path()));
+  }
+  return Vocabulary::load(model_path);
+}
+
+// Multi30K and any parallel corpus: token batches of the training split, epochs.
+class CorpusData : public TrainingData {
  public:
-  Multi30kData(const Config& config, const std::string& run_dir, const std::string& data_dir,
-               const std::function<void(const std::string&)>& note)
-      : config_(config), data_dir_(resolve_data_dir(data_dir.empty() ? config.data.dir : data_dir)) {
-    const DataConfig& d = config.data;
-    const ParallelText train = read_multi30k(data_dir_, "train", d.source_language, d.target_language);
+  CorpusData(const Config& config, const std::string& run_dir, const std::string& data_dir,
+             const std::string& prepared_dir, const std::function<void(const std::string&)>& note)
+      : config_(config), spec_(corpus_layout(config)) {
     const std::string model_path = (std::filesystem::path(run_dir) / "vocab.model").string();
-    if (std::filesystem::exists(model_path)) {
-      vocabulary_ = std::make_unique<Vocabulary>(Vocabulary::load(model_path));
-      note("vocabulary: reusing " + model_path);
+    if (!prepared_dir.empty()) {
+      const PreparedCorpus corpus = PreparedCorpus::open(prepared_dir, config);
+      vocabulary_ = std::make_unique<Vocabulary>(prepared_vocabulary(corpus, model_path));
+      where_ = prepared_dir;
+      dropped_ = corpus.manifest().at("splits").at(spec_.train).at("dropped").at("too_long").get<std::int64_t>() +
+                 corpus.manifest().at("splits").at(spec_.train).at("dropped").at("empty").get<std::int64_t>();
+      train_ = corpus.split(spec_.train);
+      validation_ = batches_in_order(*corpus.split(spec_.valid), config.train.max_tokens);
+      if (!spec_.test.empty()) test_ = batches_in_order(*corpus.split(spec_.test.front()), config.train.max_tokens);
     } else {
-      std::vector<std::string> sentences = train.source;
-      sentences.insert(sentences.end(), train.target.begin(), train.target.end());
-      note("vocabulary: training " + to_string(d.vocabulary.kind) + " " + std::to_string(d.vocabulary.size) + " on " +
-           std::to_string(sentences.size()) + " sentences");
-      vocabulary_ = std::make_unique<Vocabulary>(
-          Vocabulary::train(sentences, {d.vocabulary.kind, d.vocabulary.size, 2}, model_path));
+      spec_ = corpus_spec(config, data_dir);
+      vocabulary_ = std::make_unique<Vocabulary>(run_vocabulary(config, spec_, model_path, note));
+      where_ = spec_.dir;
+      FilterCounts dropped, ignored;
+      train_ = encode_split(spec_, spec_.train, *vocabulary_, dropped);
+      dropped_ = dropped.empty + dropped.too_long;
+      validation_ = batches_in_order(*encode_split(spec_, spec_.valid, *vocabulary_, ignored), config.train.max_tokens);
+      if (!spec_.test.empty()) {
+        test_ = batches_in_order(*encode_split(spec_, spec_.test.front(), *vocabulary_, ignored),
+                                 config.train.max_tokens);
+      }
     }
     if (vocabulary_->size() != config.model.vocab_size) {
       throw std::runtime_error(model_path + ": has " + std::to_string(vocabulary_->size()) +
                                " pieces, but model.vocab_size is " + std::to_string(config.model.vocab_size));
     }
-    train_ = pairs_within(encode_pairs(*vocabulary_, train), config.model.max_len, &dropped_);
     // An epoch of no batch has no first batch to read.
-    if (train_.empty()) {
-      throw std::runtime_error(data_dir_ + "/multi30k/train." + d.source_language + ".gz: none of its " +
-                               std::to_string(dropped_) + " pairs fits: each is empty or longer than model.max_len " +
-                               std::to_string(config.model.max_len) + " tokens with EOS");
+    if (train_->size() == 0) {
+      const std::string train_file = prepared_dir.empty() ? split_file(spec_, spec_.train, spec_.source_language)
+                                                          : prepared_dir + "/" + spec_.train;
+      const char* bound = config.data.dataset == Dataset::multi30k ? "model.max_len" : "data.max_len_filter";
+      throw std::runtime_error(train_file + ": none of its " + std::to_string(dropped_) + " pairs fits: each is " +
+                               "empty or longer than " + bound + " " + std::to_string(spec_.max_len) +
+                               " tokens with EOS");
     }
-    validation_ = evaluation_batches("val");
-    test_ = evaluation_batches("test_2016_flickr");
-    note("data: " + data_dir_ + "/multi30k, " + std::to_string(train_.size()) + " training pairs (" +
-         std::to_string(dropped_) + " dropped: empty or longer than model.max_len)");
+    lengths_ = train_->padded_lengths();
+    note("data: " + where_ + ", " + std::to_string(train_->size()) + " training pairs (" + std::to_string(dropped_) +
+         " dropped: empty or longer than " + std::to_string(spec_.max_len) + " tokens)");
   }
 
   Batch next(DataPosition& position) override {
     const auto& batches = epoch_batches(position.epoch);
-    Batch batch = make_batch(train_, batches[static_cast<std::size_t>(position.batch)], Vocabulary::kPad,
+    Batch batch = make_batch(*train_, batches[static_cast<std::size_t>(position.batch)], Vocabulary::kPad,
                              Vocabulary::kBos, Vocabulary::kEos);
     if (++position.batch == static_cast<std::int64_t>(batches.size())) position = {position.epoch + 1, 0};
     return batch;
   }
   std::int64_t batches_per_epoch() override { return static_cast<std::int64_t>(epoch_batches(1).size()); }
   double validation_loss(Transformer& model) override { return mean_loss(model, validation_); }
-  std::optional<double> test_loss(Transformer& model) override { return mean_loss(model, test_); }
+  std::optional<double> test_loss(Transformer& model) override {
+    if (spec_.test.empty()) return std::nullopt;
+    return mean_loss(model, test_);
+  }
   nlohmann::json describe() const override {
     const DataConfig& d = config_.data;
-    return {{"dataset", "multi30k"},
-            {"data_dir", data_dir_},
+    return {{"dataset", to_string(d.dataset)},
+            {"data_dir", where_},
             {"source_language", d.source_language},
             {"target_language", d.target_language},
             {"vocabulary", {{"kind", to_string(d.vocabulary.kind)}, {"size", vocabulary_->size()}}},
-            {"train_pairs", train_.size()},
+            {"train_pairs", train_->size()},
             {"dropped_pairs", dropped_},
-            {"validation_split", "val"},
-            {"test_split", "test_2016_flickr"}};
+            {"validation_split", spec_.valid},
+            {"test_split", spec_.test.empty() ? "" : spec_.test.front()}};
   }
 
  private:
   // One epoch's batch order, kept while that epoch runs.
   const std::vector<std::vector<std::size_t>>& epoch_batches(std::int64_t epoch) {
     if (cached_epoch_ != epoch) {
-      cached_ = token_batches(train_, config_.train.max_tokens, config_.train.seed, epoch);
+      cached_ = token_batches(lengths_, config_.train.max_tokens, config_.train.seed, epoch);
       cached_epoch_ = epoch;
     }
     return cached_;
   }
 
-  std::vector<Batch> evaluation_batches(const std::string& split) const {
-    const DataConfig& d = config_.data;
-    std::int64_t dropped = 0;
-    const std::vector<TokenPair> pairs = pairs_within(
-        encode_pairs(*vocabulary_, read_multi30k(data_dir_, split, d.source_language, d.target_language)),
-        config_.model.max_len, &dropped);
-    std::vector<Batch> batches;
-    for (const auto& rows : token_batches_in_order(pairs, config_.train.max_tokens)) {
-      batches.push_back(make_batch(pairs, rows, Vocabulary::kPad, Vocabulary::kBos, Vocabulary::kEos));
-    }
-    return batches;
-  }
-
   Config config_;
-  std::string data_dir_;
+  CorpusSpec spec_;
+  std::string where_;  // the text folder or the prepared folder
   std::unique_ptr<Vocabulary> vocabulary_;
-  std::vector<TokenPair> train_;
+  std::shared_ptr<const PairTable> train_;
+  std::vector<std::int32_t> lengths_;
   std::int64_t dropped_ = 0;
   std::vector<Batch> validation_, test_;
   std::int64_t cached_epoch_ = 0;
@@ -165,9 +214,15 @@ double mean_loss(Transformer& model, const std::vector<Batch>& batches) {
 }
 
 std::unique_ptr<TrainingData> TrainingData::open(const Config& config, const std::string& run_dir,
-                                                 const std::string& data_dir,
+                                                 const std::string& data_dir, const std::string& prepared_dir,
                                                  const std::function<void(const std::string&)>& note) {
-  if (config.data.dataset == Dataset::multi30k) return std::make_unique<Multi30kData>(config, run_dir, data_dir, note);
+  if (config.data.dataset == Dataset::multi30k || config.data.dataset == Dataset::parallel) {
+    return std::make_unique<CorpusData>(config, run_dir, data_dir, prepared_dir, note);
+  }
+  if (!prepared_dir.empty()) {
+    throw std::runtime_error("--data " + prepared_dir + ": the " + to_string(config.data.dataset) +
+                             " task has no files to prepare");
+  }
   note("data: " + to_string(config.data.dataset) + " task");
   return std::make_unique<SyntheticData>(config);
 }

@@ -1,5 +1,7 @@
 // What a run trains on, chosen by config.data.dataset: the synthetic copy/reverse task (an
-// endless stream, no files) or Multi30K (token batches of the encoded training split, epochs).
+// endless stream, no files) or a parallel corpus, Multi30K's preset or any other (token batches
+// of the encoded training split, epochs), read into memory or memory-mapped from a folder that
+// `trepro prepare` wrote.
 // Both are pure functions of (config, position): a checkpoint stores the DataPosition and a
 // resumed run continues with exactly the batches an uninterrupted one would have seen.
 #pragma once
@@ -25,11 +27,13 @@ struct DataPosition {
 
 class TrainingData {
  public:
-  // Multi30K reads the data folder (resolve_data_dir(data_dir)) and reuses RUN/vocab.model when
-  // it exists (resume), else trains the vocabulary on the training split of both languages and
-  // writes it there. Progress notes ("vocabulary: training ...") go to `note` as they happen.
+  // A corpus is read from `prepared_dir` when it is not empty (memory-mapped; its vocabulary is
+  // copied to RUN/vocab.model), else from the text files of corpus_spec(config, data_dir) into
+  // memory, reusing RUN/vocab.model when it exists (resume) or training the vocabulary on
+  // data.vocabulary.sample_sentences sentences of the training split and writing it there.
+  // Both give the same batches. Progress notes ("vocabulary: training ...") go to `note`.
   static std::unique_ptr<TrainingData> open(const Config& config, const std::string& run_dir,
-                                            const std::string& data_dir,
+                                            const std::string& data_dir, const std::string& prepared_dir,
                                             const std::function<void(const std::string&)>& note);
   virtual ~TrainingData() = default;
 
