@@ -1,5 +1,7 @@
-// Atomic file writes: write a temporary sibling, fsync it, rename over the target, fsync the
-// folder. A reader sees the old file or the new one, never half of one.
+// Atomic file writes: write an unnamed temporary file in the target's folder (O_TMPFILE; a named
+// sibling where the file system lacks it), fsync it, give it a name, rename it over the target,
+// fsync the folder. A reader sees the old file or the new one, never half of one, and a process
+// killed while writing leaves no partial file.
 #pragma once
 
 #include <string>
