@@ -1,14 +1,17 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <regex>
 #include <stdexcept>
 
 namespace trepro {
@@ -83,6 +86,23 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   if (::close(fd) != 0) throw fail("close", false);
   if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("rename", false);
   fsync_folder(path, folder);
+}
+
+int remove_stale_temporaries(const std::string& folder) {
+  static const std::regex temporary(R"(.+\.tmp\.([0-9]+)\.[0-9a-f]{8})");
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, match, temporary)) continue;
+    pid_t pid = 0;
+    const std::string digits = match[1].str();
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its writer may still be at work
+    removed += std::filesystem::remove(entry.path(), error) ? 1 : 0;
+  }
+  return removed;
 }
 
 std::string read_file(const std::string& path) {

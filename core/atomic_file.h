@@ -1,7 +1,8 @@
 // Atomic file writes: write an unnamed temporary file in the target's folder (O_TMPFILE; a named
 // sibling where the file system lacks it), fsync it, give it a name, rename it over the target,
 // fsync the folder. A reader sees the old file or the new one, never half of one, and a process
-// killed while writing leaves no partial file.
+// killed while writing leaves no partial file (killed in the instant between naming and
+// renaming, it leaves a whole temporary, which remove_stale_temporaries clears).
 #pragma once
 
 #include <string>
@@ -11,6 +12,10 @@ namespace trepro {
 
 // Throws std::runtime_error naming `path` and the failing system call.
 void write_file_atomically(const std::string& path, std::string_view contents);
+// Removes the temporaries (`<name>.tmp.<pid>.<hex>`) in `folder` whose writing process is gone:
+// one killed between naming its whole, fsynced temporary and renaming it leaves one behind.
+// Returns how many it removed.
+int remove_stale_temporaries(const std::string& folder);
 // Reads a whole file; throws std::runtime_error naming `path` when it cannot.
 std::string read_file(const std::string& path);
 
