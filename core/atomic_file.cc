@@ -110,7 +110,12 @@ std::string read_file(const std::string& path) {
   if (fd < 0) throw std::runtime_error(failure(path, "open", errno));
   std::string contents;
   struct stat st{};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) contents.reserve(static_cast<std::size_t>(st.st_size));
+  if (::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+    // /dev/zero or /dev/urandom never end: reading one as a config would eat the memory.
+    ::close(fd);
+    throw std::runtime_error(path + ": is a device, not a file");
+  }
+  if (st.st_size > 0) contents.reserve(static_cast<std::size_t>(st.st_size));
   char buffer[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);

@@ -16,7 +16,8 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 // one killed between naming its whole, fsynced temporary and renaming it leaves one behind.
 // Returns how many it removed.
 int remove_stale_temporaries(const std::string& folder);
-// Reads a whole file; throws std::runtime_error naming `path` when it cannot.
+// Reads a whole file (or pipe); throws std::runtime_error naming `path` when it cannot, and for a
+// device, which may never end.
 std::string read_file(const std::string& path);
 
 }  // namespace trepro

@@ -1,5 +1,6 @@
-// remove_stale_temporaries (core/atomic_file.h): a temporary whose writer is gone is removed, one
-// whose writer lives is kept, and so is every file that only looks like a temporary.
+// core/atomic_file.h: remove_stale_temporaries removes a temporary whose writer is gone, keeps
+// one whose writer lives and every file that only looks like a temporary; read_file refuses a
+// device (a config named /dev/zero would be read until the memory ran out).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +45,15 @@ TEST(AtomicFile, RemovesOnlyTheTemporariesOfWritersThatAreGone) {
 
 TEST(AtomicFile, AMissingFolderHoldsNoTemporaries) {
   EXPECT_EQ(remove_stale_temporaries("/nonexistent/atomic_file_test"), 0);
+}
+
+TEST(AtomicFile, ReadingADeviceIsAnErrorNamingIt) {
+  try {
+    read_file("/dev/zero");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: is a device, not a file");
+  }
 }
 
 }  // namespace
