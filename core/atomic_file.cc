@@ -1,14 +1,17 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <regex>
 #include <stdexcept>
 
 namespace trepro {
@@ -51,23 +54,35 @@ void fsync_folder(const std::string& path, const std::string& folder) {
 void write_file_atomically(const std::string& path, std::string_view contents) {
   std::string folder = std::filesystem::path(path).parent_path().string();
   if (folder.empty()) folder = ".";
+  // The data goes into a file without a name (O_TMPFILE), so a process killed while writing
+  // leaves nothing behind; the name comes once the data is on the disk. A file system without
+  // O_TMPFILE gets a named temporary, which a kill leaves in the folder.
+  int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  const bool unnamed = fd >= 0;
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + hex(std::random_device{}());
-
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     int err = errno;
     std::string hint = err == ENOENT ? " (the folder " + folder + " does not exist)" : "";
     throw std::runtime_error(failure(path, "open of " + tmp, err) + hint);
   }
+  const std::string written = unnamed ? "an unnamed temporary file in " + folder : tmp;
+  bool named = !unnamed;
   // From here on every failure must remove the temporary, or failed runs litter the folder.
   auto fail = [&](const char* call, bool fd_open) {
     int err = errno;  // saved first: close and unlink may overwrite it
     if (fd_open) ::close(fd);
-    ::unlink(tmp.c_str());
-    return std::runtime_error(failure(path, std::string(call) + " of " + tmp, err));
+    if (named) ::unlink(tmp.c_str());
+    return std::runtime_error(failure(path, std::string(call) + " of " + written, err));
   };
   if (!write_all(fd, contents)) throw fail("write", true);
   if (::fsync(fd) != 0) throw fail("fsync", true);
+  if (unnamed) {
+    // linkat of /proc/self/fd/N (AT_SYMLINK_FOLLOW) needs no privilege, unlike AT_EMPTY_PATH.
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) throw fail("link", true);
+    named = true;
+  }
   if (::close(fd) != 0) throw fail("close", false);
   if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("rename", false);
   fsync_folder(path, folder);
@@ -79,12 +94,34 @@ void rename_durably(const std::string& from, const std::string& to) {
   fsync_folder(to, folder.empty() ? "." : folder);
 }
 
+int remove_stale_temporaries(const std::string& folder) {
+  static const std::regex temporary(R"(.+\.tmp\.([0-9]+)\.[0-9a-f]{8})");
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, match, temporary)) continue;
+    pid_t pid = 0;
+    const std::string digits = match[1].str();
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), pid).ec != std::errc()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its writer may still be at work
+    removed += std::filesystem::remove(entry.path(), error) ? 1 : 0;
+  }
+  return removed;
+}
+
 std::string read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(failure(path, "open", errno));
   std::string contents;
   struct stat st{};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) contents.reserve(static_cast<std::size_t>(st.st_size));
+  if (::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+    // /dev/zero or /dev/urandom never end: reading one as a config would eat the memory.
+    ::close(fd);
+    throw std::runtime_error(path + ": is a device, not a file");
+  }
+  if (st.st_size > 0) contents.reserve(static_cast<std::size_t>(st.st_size));
   char buffer[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);

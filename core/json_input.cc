@@ -113,6 +113,8 @@ json parse_json(std::string_view text, const std::string& source) {
     return json::parse(text.begin(), text.end(), reject_duplicate_keys);
   } catch (const json::parse_error& e) {
     throw JsonInputError(source + ": invalid JSON: " + without_exception_id(e.what()));
+  } catch (const json::out_of_range& e) {  // a number past double's range: 1e400 (found by fuzz/)
+    throw JsonInputError(source + ": invalid JSON: " + without_exception_id(e.what()));
   }
 }
 

@@ -74,6 +74,12 @@ TEST(JsonInput, InvalidJsonNamesTheSourceAndPosition) {
   EXPECT_THAT(message, ::testing::Not(HasSubstr("json.exception")));
 }
 
+// Found by fuzz/config_fuzz: nlohmann's parser throws out_of_range, not parse_error, for a number
+// past double's range, and its message named no file.
+TEST(JsonInput, ANumberPastDoublesRangeNamesTheSource) {
+  EXPECT_EQ(error_of(R"({"lr": 1e444444444444444})"), "in.json: invalid JSON: number overflow parsing '1e444444444444444'");
+}
+
 TEST(JsonInput, ReadJsonFileNamesThePath) {
   const std::string path = ::testing::TempDir() + "json_input_test_duplicate.json";
   std::ofstream(path) << R"({"k": 1, "k": 2})";

@@ -87,6 +87,14 @@ TEST(AblationSpec, NamesMustBeUniqueFolderNames) {
   EXPECT_NE(error_of(write_spec("slash", slash)).find("not a usable folder name"), std::string::npos);
 }
 
+// Found by fuzz/ablation_spec_fuzz: the error of a missing base named the base but not the spec.
+TEST(AblationSpec, AMissingBaseIsAnErrorNamingTheSpecAndTheBase) {
+  const std::string path = write_spec("no_base", {{"name", "n"}, {"base", "missing.json"}, {"variants", {{{"name", "a"}}}}});
+  const std::string message = error_of(path);
+  EXPECT_EQ(message.rfind(path + ": base: ", 0), 0u) << message;
+  EXPECT_NE(message.find("missing.json"), std::string::npos) << message;
+}
+
 TEST(AblationSpec, NoVariantsAndUnknownKeysAreErrors) {
   EXPECT_NE(error_of(write_spec("empty", {{"name", "e"}, {"base", "base.json"}})).find("no variants"), std::string::npos);
   EXPECT_NE(error_of(write_spec("unknown", {{"name", "u"}, {"base", "base.json"}, {"variant", json::array()}}))

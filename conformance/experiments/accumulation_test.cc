@@ -1,6 +1,7 @@
 // Gradient accumulation and the step's guards (model/trainer.h Trainer::step over several
 // batches): update_freq batches make one step equal to a step on their union, clipping is off
-// unless asked for, and a NaN stops the step before any parameter changes.
+// unless asked for, and a NaN (in a weight, or injected into one gradient by a decorating
+// backend) stops the step naming the step and the tensor, before any parameter changes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "conformance/support/backend_fixture.h"
 #include "conformance/support/tolerances.h"
+#include "core/forwarding_backend.h"
 #include "experiments/data/token_batches.h"
 #include "model/trainer.h"
 
@@ -119,6 +121,49 @@ TEST_P(Accumulation, ANaNStopsTheStepNamingItBeforeAnyUpdate) {
   EXPECT_EQ(trainer.steps_done(), 1);
   const Tensor after = model.parameters().values(backend()).at("embed.weight");
   for (std::int64_t i = 0; i < before.numel(); ++i) ASSERT_EQ(before.at(i), after.at(i)) << i;
+}
+
+// Fills the gradient of one weight matrix with NaN in every linear backward once armed: a NaN
+// born in a kernel, which no weight or loss shows before the gradients are checked.
+class GradientPoisoner final : public ForwardingBackend {
+ public:
+  explicit GradientPoisoner(Backend& inner) : ForwardingBackend(inner) {}
+  void arm(const Tensor& gradient) { target_ = &gradient; }
+  void linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
+                       Tensor* dx, Tensor& dw, Tensor* db) override {
+    ForwardingBackend::linear_backward(x, w, pre, act, dy, dx, dw, db);
+    if (&dw == target_) fill(dw, std::numeric_limits<double>::quiet_NaN());
+  }
+
+ private:
+  const Tensor* target_ = nullptr;
+};
+
+TEST_P(Accumulation, ANaNGradientStopsTheStepNamingTheStepAndTheTensor) {
+  Config config = small_config();
+  config.train.update_freq = 2;
+  GradientPoisoner poisoner(backend());
+  Transformer model(config.model, poisoner);
+  model.initialize(config.train.seed);
+  Trainer trainer(model, config);
+  const std::vector<Batch> batches = {batch_of({0, 1, 2}), batch_of({3, 4})};
+  trainer.step(batches);
+  // One in the middle of the parameter list, so that a check of the first or the last alone
+  // misses it.
+  const std::string poisoned = "encoder.layers.0.ffn.w2.weight";
+  poisoner.arm(model.parameters().at(poisoned).grad);
+  const auto before = model.parameters().values(backend());
+  try {
+    trainer.step(batches);
+    FAIL() << "no error";
+  } catch (const NonFiniteError& e) {
+    EXPECT_EQ(std::string(e.what()), "step 2: the gradient of " + poisoned + " is not finite");
+  }
+  EXPECT_EQ(trainer.steps_done(), 1);
+  const auto after = model.parameters().values(backend());
+  for (const auto& [name, value] : before) {
+    for (std::int64_t i = 0; i < value.numel(); ++i) ASSERT_EQ(value.at(i), after.at(name).at(i)) << name << " " << i;
+  }
 }
 
 TR_INSTANTIATE_FOR_DOUBLE_BACKENDS(Accumulation);

@@ -151,7 +151,12 @@ AblationSpec load_ablation_spec(const std::string& path) {
   if (document.contains("description")) spec.description = string_member(document, "description", path);
   const std::string base = string_member(document, "base", path);
   spec.base_path = (std::filesystem::path(path).parent_path() / base).lexically_normal().string();
-  const Config base_config = load_config(spec.base_path);
+  Config base_config;
+  try {
+    base_config = load_config(spec.base_path);
+  } catch (const std::runtime_error& e) {  // the base's own error, and which spec names it (found by fuzz/)
+    fail(path + ": base", e.what());
+  }
   if (document.contains("overrides")) spec.overrides = document["overrides"];
   const Config common = apply_overrides(base_config, spec.overrides, path + ": overrides");
 

@@ -4,6 +4,7 @@
 
 #include "core/config.h"
 #include "core/safetensors.h"
+#include "core/token_ids.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
 #include "model/transformer.h"
@@ -17,28 +18,6 @@ struct ForwardOptions {
   bool grads = false;
   BackendChoice backend;
 };
-
-// A file holding exactly one int32 or int64 [B, T] tensor, whatever its name.
-Tensor read_ids(const std::string& path, const char* what) {
-  if (path.empty()) return {};
-  SafetensorsFile file = read_safetensors(path);
-  if (file.tensors.size() != 1) {
-    throw SafetensorsError(path + ": --" + what + " must hold exactly one tensor, found " +
-                           std::to_string(file.tensors.size()));
-  }
-  const std::string name = file.tensors.begin()->first;
-  const Tensor& ids = require_tensor_any(file, path, name, {DType::i32, DType::i64});
-  if (ids.rank() != 2) {
-    throw SafetensorsError(path + ": tensor " + name + ": shape " + shape_string(ids.shape()) +
-                           ", expected a [B, T] matrix of token ids");
-  }
-  // The model has no output for no sequence or no position (Transformer::upload_ids).
-  if (ids.numel() == 0) {
-    throw SafetensorsError(path + ": tensor " + name + ": shape " + shape_string(ids.shape()) + " holds no token; --" +
-                           what + " needs B >= 1 sequences of T >= 1 tokens");
-  }
-  return ids;
-}
 
 void check_inputs(const ModelConfig& model, const ForwardOptions& o) {
   const bool wants_src = model.architecture != Architecture::decoder_only;
@@ -61,7 +40,7 @@ void run_forward(const ForwardOptions& o) {
   } else {
     model.parameters().load(*backend, read_safetensors(o.weights), o.weights);
   }
-  Batch batch{read_ids(o.src, "src"), read_ids(o.tgt, "tgt"), read_ids(o.labels, "labels")};
+  Batch batch{read_token_ids(o.src, "src"), read_token_ids(o.tgt, "tgt"), read_token_ids(o.labels, "labels")};
   const Tensor& positions = config.model.architecture == Architecture::encoder_only ? batch.src : batch.tgt;
   if (batch.labels.defined() && batch.labels.shape() != positions.shape()) {
     throw std::invalid_argument(o.labels + ": labels have shape " + shape_string(batch.labels.shape()) + ", expected " +

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -37,10 +39,19 @@ std::string format_step_line(const ProgressLine& p) {
   return line.str();
 }
 
-Progress::Progress(const std::string& log_path, std::int64_t log_every)
-    : log_(log_path, std::ios::app), log_every_(log_every), terminal_(isatty(STDOUT_FILENO) != 0) {
-  if (!log_) throw std::runtime_error(log_path + ": cannot open for appending");
+namespace {
+
+// The reason is read at once: errno is overwritten by the next system call (isatty sets ENOTTY).
+std::ofstream open_for_appending(const std::string& path) {
+  std::ofstream log(path, std::ios::app);
+  if (!log) throw std::runtime_error(path + ": cannot open for appending: " + std::strerror(errno));
+  return log;
 }
+
+}  // namespace
+
+Progress::Progress(const std::string& log_path, std::int64_t log_every)
+    : log_(open_for_appending(log_path)), log_every_(log_every), terminal_(isatty(STDOUT_FILENO) != 0) {}
 
 void Progress::step(const ProgressLine& line) {
   const std::string text = format_step_line(line);

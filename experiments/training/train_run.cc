@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/config.h"
 #include "core/safetensors.h"
 #include "experiments/training/checkpoint.h"
@@ -73,6 +74,11 @@ class Run {
     apply_precision(config_.train, *backend_);
     fs::create_directories(o.run_dir);
     progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
+    for (const std::string& folder : {o.run_dir, checkpoint_dir(o.run_dir)}) {
+      if (const int removed = remove_stale_temporaries(folder)) {
+        progress_->note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
+      }
+    }
     // The data before config.json: a missing data folder must not leave a config.json that
     // marks the run folder as in use.
     data_ = TrainingData::open(config_, o.run_dir, o.data_dir, o.prepared_dir, [this](const std::string& text) { progress_->note(text); });
