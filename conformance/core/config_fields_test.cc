@@ -148,7 +148,8 @@ TEST(ConfigFields, ANewKeyAtItsDefaultIsLeftOutOfTheCanonicalJson) {
 // version 2 and later.
 // Version 2 holds the keys added since the field list; every earlier key is version 1.
 TEST(ConfigFields, KeysAddedSinceTheFieldListAreVersionTwo) {
-  const std::set<std::string> version_two = {"model.head_dim", "train.patience", "train.keep_checkpoints"};
+  const std::set<std::string> version_two = {"model.head_dim", "train.patience", "train.keep_checkpoints",
+                                             "train.replicas"};
   for (const ConfigKey& key : config_keys()) {
     EXPECT_EQ(key.since, version_two.contains(key.path) ? 2 : 1) << key.path;
   }
