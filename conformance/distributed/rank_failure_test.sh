@@ -18,7 +18,9 @@ expect_job_end() {
   while kill -0 "$pid" 2>/dev/null; do
     if ((SECONDS - started > deadline)); then
       echo "FAIL: the job still runs $deadline s after rank 1 failed" >&2
-      kill -9 "$pid"
+      kill -TERM "$pid"  # mpirun ends its ranks on TERM
+      sleep 2
+      kill -9 "$pid" 2>/dev/null || true
       exit 1
     fi
     sleep 0.2
