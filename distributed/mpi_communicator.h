@@ -1,6 +1,11 @@
 // The MPI engine (OpenMPI from Debian): host buffers, MPI_COMM_WORLD. Constructing it
 // initializes MPI, destroying it finalizes; one per process (make_world_communicator).
+// Collectives are started non-blocking and polled against a deadline: a rank that hangs (or is
+// stopped) ends the job after $TREPRO_COLLECTIVE_TIMEOUT_S seconds (default 600, longer than
+// rank 0's validations and checkpoints, during which the others wait) instead of never.
 #pragma once
+
+#include <mpi.h>
 
 #include "distributed/communicator.h"
 
@@ -25,6 +30,10 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void abort(const std::string& why) override;
 
  private:
+  // Polls `request` until it completes; aborts the job, naming the collective, at the deadline.
+  void wait(MPI_Request& request, const char* collective);
+
+  double timeout_seconds_ = 600.0;
   int rank_ = 0;
   int size_ = 1;
 };
