@@ -69,6 +69,7 @@ const std::map<std::string, json>& non_default_values() {
       {"train.precision", "bf16"},
       {"train.patience", 5},
       {"train.keep_checkpoints", 4},
+      {"train.replicas", 8},
       {"data.dataset", "reverse"},
       {"data.source_language", "en"},
       {"data.target_language", "de"},
