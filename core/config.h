@@ -89,6 +89,10 @@ struct TrainConfig {
   // Step checkpoints kept on disk, the newest (a long sweep's cells would otherwise fill the
   // disk); 0 = all. Averaging the last K needs K <= keep_checkpoints.
   std::int64_t keep_checkpoints = 0;
+  // Data parallelism: each step's batches are dealt to `replicas` virtual shards, whose gradients
+  // are summed in a fixed tree (distributed/shard_plan.h), so that the weights depend on the
+  // config alone and not on how many ranks (any divisor of replicas) computed them.
+  std::int64_t replicas = 1;
 };
 
 struct VocabularyConfig {

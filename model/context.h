@@ -8,11 +8,14 @@
 
 namespace trepro {
 
-// Which masks a training forward draws. Each micro-batch of an optimizer step (train.update_freq,
-// and later the shards of data-parallel ranks) is its own forward and must draw its own masks:
-// the step fills the low 32 bits of the Philox stream and the micro-batch the high 32, which
-// philox_block mixes into the key. Micro-batch 0 gives the stream `step`, so a run with one
-// micro-batch per step draws what it drew before micro-batches had their own masks.
+// Which masks a training forward draws. Each micro-batch of an optimizer step (train.update_freq)
+// is its own forward and must draw its own masks: the step fills the low 32 bits of the Philox
+// stream and the micro-batch the high 32, which philox_block mixes into the key. Micro-batch 0
+// gives the stream `step`, so a run with one micro-batch per step draws what it drew before
+// micro-batches had their own masks. In data-parallel training micro_batch is the batch's index
+// in the whole step, over every shard and rank (model/trainer.cc): it already differs between
+// shards and ranks, and a rank field would make the masks, and so the weights, depend on the
+// number of ranks.
 struct DropoutStream {
   std::uint64_t seed = 0;
   std::uint32_t step = 0;         // the optimizer step, from 1

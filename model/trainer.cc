@@ -1,15 +1,31 @@
 #include "model/trainer.h"
 
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <string>
 
+#include "distributed/gradient_reduction.h"
+#include "distributed/single_process_communicator.h"
 #include "model/schedule.h"
 
 namespace trepro {
 
-Trainer::Trainer(Transformer& model, const Config& config)
-    : model_(model), config_(config), adam_(model.parameters(), model.backend(), config.train.optimizer) {}
+namespace {
+
+std::unique_ptr<Communicator> single_unless(Communicator* given) {
+  return given != nullptr ? nullptr : std::make_unique<SingleProcessCommunicator>();
+}
+
+}  // namespace
+
+Trainer::Trainer(Transformer& model, const Config& config, Communicator* comm)
+    : model_(model),
+      config_(config),
+      own_comm_(single_unless(comm)),
+      comm_(comm != nullptr ? *comm : *own_comm_),
+      plan_(config.train.replicas, comm_.size(), comm_.rank()),
+      adam_(model.parameters(), model.backend(), config.train.optimizer) {}
 
 StepResult Trainer::step(const Batch& batch) { return step(std::vector<Batch>{batch}); }
 
@@ -25,39 +41,100 @@ std::int64_t count_labels(const Tensor& labels, std::int64_t pad_id) {
 
 }  // namespace
 
-StepResult Trainer::step(const std::vector<Batch>& batches) {
-  if (batches.empty()) throw std::invalid_argument("Trainer::step: no batches");
+void Trainer::accumulate_shard(std::int64_t shard, const std::vector<Batch>& batches,
+                               const std::vector<std::int64_t>& labels, std::int64_t total, std::uint32_t step,
+                               std::vector<double>& losses) {
   Backend& backend = model_.backend();
   const ModelConfig& m = config_.model;
   const TrainConfig& t = config_.train;
-  StepResult result;
-  result.step = steps_done_ + 1;
-  for (const Batch& batch : batches) result.tokens += count_labels(batch.labels, m.pad_id);
-  const auto step_text = "step " + std::to_string(result.step);
   model_.parameters().zero_grad(backend);
-  double weighted_loss = 0.0;
-  for (std::size_t j = 0; j < batches.size(); ++j) {
-    const Batch& batch = batches[j];
-    const DropoutStream dropout{t.seed, static_cast<std::uint32_t>(result.step), static_cast<std::uint32_t>(j)};
+  for (const std::int64_t j : plan_.batches_of_shard(shard, static_cast<std::int64_t>(batches.size()))) {
+    const Batch& batch = batches[static_cast<std::size_t>(j)];
+    // Keyed by the batch's index in the step, not by shard or rank: unique within the step, and
+    // the same whichever rank runs it.
+    const DropoutStream dropout{t.seed, step, static_cast<std::uint32_t>(j)};
     const Tensor logits = model_.forward(batch, true, dropout);
-    const Tensor labels = model_.upload_ids(batch.labels, "labels");
-    const Tensor flat_labels = labels.view({labels.numel()});
+    const Tensor batch_labels = model_.upload_ids(batch.labels, "labels");
+    const Tensor flat_labels = batch_labels.view({batch_labels.numel()});
     Tensor lse = backend.empty({logits.dim(0)}, backend.dtype());
     std::int64_t tokens = 0;
     const double loss = backend.cross_entropy_forward(logits, flat_labels, static_cast<int>(m.pad_id),
                                                       t.label_smoothing, t.label_smoothing_form, lse, &tokens);
-    if (!std::isfinite(loss)) {
-      throw NonFiniteError(step_text + ": the loss of batch " + std::to_string(j) + " is " + std::to_string(loss));
-    }
-    if (tokens == 0) continue;  // an all-pad batch contributes nothing
-    const double share = static_cast<double>(tokens) / static_cast<double>(result.tokens);
-    weighted_loss += loss * share;
+    losses[static_cast<std::size_t>(j)] = loss;
+    // A non-finite loss stops the step once every rank knows it (step() throws); an all-pad
+    // batch contributes nothing.
+    if (!std::isfinite(loss) || labels[static_cast<std::size_t>(j)] == 0) continue;
+    const double share = static_cast<double>(labels[static_cast<std::size_t>(j)]) / static_cast<double>(total);
     Tensor dlogits = backend.empty(logits.shape(), backend.dtype());
     backend.cross_entropy_backward(logits, flat_labels, lse, static_cast<int>(m.pad_id), t.label_smoothing,
                                    t.label_smoothing_form, share, dlogits);
     model_.backward_from_logits(dlogits);
   }
-  result.loss = weighted_loss;
+}
+
+std::vector<double> Trainer::gather_losses(const std::vector<double>& mine, std::int64_t batch_count) {
+  if (comm_.size() == 1) return mine;
+  std::vector<double> every(mine.size() * static_cast<std::size_t>(comm_.size()));
+  comm_.all_gather(std::as_bytes(std::span(mine)), std::as_writable_bytes(std::span(every)));
+  std::vector<double> losses(mine.size());
+  for (std::int64_t j = 0; j < batch_count; ++j) {
+    losses[static_cast<std::size_t>(j)] = every[static_cast<std::size_t>(plan_.rank_of_batch(j) * batch_count + j)];
+  }
+  return losses;
+}
+
+Tensor Trainer::flat_gradients() {
+  Backend& backend = model_.backend();
+  Tensor flat = backend.zeros({padded_gradient_size(model_.parameters().count(), comm_.size())}, backend.dtype());
+  std::int64_t offset = 0;
+  for (const Parameter& p : model_.parameters().all()) {
+    Tensor into = flat.rows(offset, offset + p.grad.numel()).view(p.grad.shape());
+    backend.add_inplace(into, p.grad);
+    offset += p.grad.numel();
+  }
+  return flat;
+}
+
+void Trainer::set_gradients(const Tensor& flat) {
+  Backend& backend = model_.backend();
+  std::int64_t offset = 0;
+  for (Parameter& p : model_.parameters().all()) {
+    backend.fill(p.grad, 0.0);
+    backend.add_inplace(p.grad, flat.rows(offset, offset + p.grad.numel()).view(p.grad.shape()));
+    offset += p.grad.numel();
+  }
+}
+
+StepResult Trainer::step(const std::vector<Batch>& batches) {
+  if (batches.empty()) throw std::invalid_argument("Trainer::step: no batches");
+  Backend& backend = model_.backend();
+  const TrainConfig& t = config_.train;
+  StepResult result;
+  result.step = steps_done_ + 1;
+  std::vector<std::int64_t> labels;
+  for (const Batch& batch : batches) {
+    labels.push_back(count_labels(batch.labels, config_.model.pad_id));
+    result.tokens += labels.back();
+  }
+  const auto step_text = "step " + std::to_string(result.step);
+  const auto batch_count = static_cast<std::int64_t>(batches.size());
+  std::vector<double> losses(batches.size(), 0.0);
+  std::vector<Tensor> leaves;
+  for (std::int64_t shard = plan_.first_shard(); shard < plan_.first_shard() + plan_.shards_per_rank(); ++shard) {
+    accumulate_shard(shard, batches, labels, result.tokens, static_cast<std::uint32_t>(result.step), losses);
+    // One shard in all: its sum already is the gradient, in place.
+    if (plan_.replicas() > 1) leaves.push_back(flat_gradients());
+  }
+  if (plan_.replicas() > 1) set_gradients(reduce_shard_gradients(backend, comm_, plan_, leaves));
+  losses = gather_losses(losses, batch_count);
+  for (std::int64_t j = 0; j < batch_count; ++j) {
+    const double loss = losses[static_cast<std::size_t>(j)];
+    if (!std::isfinite(loss)) {
+      throw NonFiniteError(step_text + ": the loss of batch " + std::to_string(j) + " is " + std::to_string(loss));
+    }
+    const std::int64_t n = labels[static_cast<std::size_t>(j)];
+    if (n > 0) result.loss += loss * (static_cast<double>(n) / static_cast<double>(result.tokens));
+  }
   double squares = 0.0;
   for (const Parameter& p : model_.parameters().all()) {
     if (!backend.all_finite(p.grad)) {

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "core/config.h"
+#include "distributed/communicator.h"
+#include "distributed/shard_plan.h"
 #include "model/optimizer.h"
 #include "model/transformer.h"
 
@@ -26,7 +29,10 @@ struct NonFiniteError : std::runtime_error {
 
 class Trainer {
  public:
-  Trainer(Transformer& model, const Config& config);
+  // `comm`: the ranks of a data-parallel job (every rank constructs its Trainer and calls step
+  // with the same batches); null: this process alone. Throws when its size does not divide
+  // train.replicas.
+  Trainer(Transformer& model, const Config& config, Communicator* comm = nullptr);
 
   // Zeroes the gradients, runs forward (dropout keyed by (seed, step, micro-batch 0)), loss,
   // backward and one Adam update. Throws NonFiniteError naming the step when the loss or a
@@ -38,6 +44,10 @@ class Trainer {
   //   loss = sum_j n_j loss_j / N,   grad = sum_j (n_j / N) grad_j
   // where batch j has n_j tokens and its mean loss_j (dropout of batch j keyed by (seed, step, j)).
   // With train.clip_norm > 0 the gradient is scaled by min(1, clip_norm / |g|) before Adam.
+  // With train.replicas W > 1 the batches are dealt to W shards (distributed/shard_plan.h); each
+  // rank accumulates its shards' sums_j over batches in index order, the W sums are added in the
+  // fixed tree of distributed/gradient_reduction.h, and every rank takes the same Adam step:
+  // the weights are the same bits for any number of ranks dividing W.
   StepResult step(const std::vector<Batch>& batches);
   // For resuming: the next step() takes step `steps + 1`.
   void set_steps_done(std::int64_t steps) { steps_done_ = steps; }
@@ -45,8 +55,20 @@ class Trainer {
   Adam& optimizer() { return adam_; }
 
  private:
+  // One shard's batches accumulated into the parameters' gradients (zeroed first); fills the
+  // loss of each batch it runs into `losses`.
+  void accumulate_shard(std::int64_t shard, const std::vector<Batch>& batches, const std::vector<std::int64_t>& labels,
+                        std::int64_t total, std::uint32_t step, std::vector<double>& losses);
+  // Every batch's loss from the rank that ran it.
+  std::vector<double> gather_losses(const std::vector<double>& mine, std::int64_t batch_count);
+  Tensor flat_gradients();
+  void set_gradients(const Tensor& flat);
+
   Transformer& model_;
   Config config_;
+  std::unique_ptr<Communicator> own_comm_;  // the single process when none is given
+  Communicator& comm_;
+  ShardPlan plan_;
   Adam adam_;
   std::int64_t steps_done_ = 0;
 };

@@ -69,6 +69,7 @@ const std::map<std::string, json>& non_default_values() {
       {"train.precision", "bf16"},
       {"train.patience", 5},
       {"train.keep_checkpoints", 4},
+      {"train.replicas", 8},
       {"data.dataset", "reverse"},
       {"data.source_language", "en"},
       {"data.target_language", "de"},
@@ -160,7 +161,8 @@ TEST(ConfigFields, KeysAddedSinceTheFieldListAreVersionTwo) {
   const std::set<std::string> version_two = {"model.head_dim",          "train.patience",
                                             "train.keep_checkpoints",  "data.vocabulary.sample_sentences",
                                             "data.train",              "data.valid",
-                                            "data.test",               "data.max_len_filter"};
+                                            "data.test",               "data.max_len_filter",
+                                            "train.replicas"};
   for (const ConfigKey& key : config_keys()) {
     EXPECT_EQ(key.since, version_two.contains(key.path) ? 2 : 1) << key.path;
   }

@@ -1,9 +1,12 @@
 // trepro train: runs a config into a run folder (experiments/training/train_run.h has the
-// layout); --resume continues the newest checkpoint bit-identically.
+// layout); --resume continues the newest checkpoint bit-identically. Under mpirun every rank
+// runs it: a rank that fails aborts the job, naming itself, so that none waits for it forever.
+#include <exception>
 #include <memory>
 
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
+#include "distributed/world.h"
 #include "experiments/training/train_run.h"
 
 namespace trepro::cli {
@@ -43,7 +46,16 @@ void add_train_command(CLI::App& app) {
     if (*o->validate_option) o->run.validate_every = o->validate_every;
     if (*o->checkpoint_option) o->run.checkpoint_every = o->checkpoint_every;
     o->run.make_backend = [o] { return o->backend.make(); };
-    train_run(o->run);
+    const std::unique_ptr<Communicator> comm = make_world_communicator();
+    o->run.comm = comm.get();
+    if (comm->size() == 1) return train_run(o->run);
+    try {
+      train_run(o->run);
+    } catch (const NonFiniteError& e) {
+      throw;  // every rank stops at the same step, and rank 0 has written the report
+    } catch (const std::exception& e) {
+      comm->abort(std::string("error: ") + e.what());
+    }
   });
 }
 

@@ -4,13 +4,16 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <span>
 #include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/config.h"
 #include "core/safetensors.h"
+#include "distributed/single_process_communicator.h"
 #include "experiments/training/checkpoint.h"
 #include "experiments/training/progress.h"
+#include "experiments/training/run_config.h"
 #include "experiments/training/run_report.h"
 #include "experiments/training/training_data.h"
 #include "model/trainer.h"
@@ -24,42 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 std::string in_run(const std::string& run_dir, const std::string& name) { return (fs::path(run_dir) / name).string(); }
 
-// The config of the run: CONFIG, or RUN/config.json on resume (CONFIG, when also given, must be
-// the same run apart from the overridable lengths). A scheduler restarts a job with one fixed
-// command, so --resume with CONFIG also starts a run whose folder has no config.json yet (killed
-// before writing it, or never started), unless it has checkpoints. `planned_steps` gets
-// train.max_steps before the --steps override, for the time estimate of a short trial run.
-Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
-  const std::string saved = in_run(o.run_dir, "config.json");
-  const bool starts_fresh = o.resume && !fs::exists(saved) && !o.config_path.empty() &&
-                            list_step_checkpoints(o.run_dir).empty();
-  Config config;
-  if (o.resume && !starts_fresh) {
-    if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
-    config = load_config(saved);
-    if (!o.config_path.empty()) {
-      Config given = load_config(o.config_path);
-      given.train.max_steps = config.train.max_steps;
-      given.train.validate_every = config.train.validate_every;
-      given.train.checkpoint_every = config.train.checkpoint_every;
-      if (config_hash(given) != config_hash(config)) {
-        throw std::runtime_error(o.config_path + ": differs from " + saved + " (resume continues the saved config)");
-      }
-    }
-  } else {
-    if (o.config_path.empty()) throw std::invalid_argument("train: a CONFIG is required unless --resume");
-    if (!o.resume && fs::exists(saved)) {
-      throw std::runtime_error(saved + ": the run folder is in use (--resume continues it; or choose another --out)");
-    }
-    config = load_config(o.config_path);
-  }
-  planned_steps = config.train.max_steps;
-  if (o.max_steps) config.train.max_steps = *o.max_steps;
-  if (o.validate_every) config.train.validate_every = *o.validate_every;
-  if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
-  return config;
-}
-
 std::string number(double value, int digits) {
   std::ostringstream text;
   text << std::fixed << std::setprecision(digits) << value;
@@ -69,26 +36,39 @@ std::string number(double value, int digits) {
 class Run {
  public:
   Run(const TrainRunOptions& o)
-      : o_(o), config_(run_config(o, planned_steps_)), backend_(o.make_backend()), model_(config_.model, *backend_) {
+      : o_(o),
+        comm_(o.comm != nullptr ? *o.comm : single_),
+        writes_(comm_.rank() == 0),
+        config_(run_config(o, planned_steps_)),
+        backend_(o.make_backend()),
+        model_(config_.model, *backend_) {
     // Before anything is written: a backend without train.precision's mode stops the run here.
     apply_precision(config_.train, *backend_);
-    fs::create_directories(o.run_dir);
-    progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
-    for (const std::string& folder : {o.run_dir, checkpoint_dir(o.run_dir)}) {
-      if (const int removed = remove_stale_temporaries(folder)) {
-        progress_->note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
+    trainer_ = std::make_unique<Trainer>(model_, config_, &comm_);
+    // Every rank has read the run folder (run_config) before rank 0 writes to it.
+    comm_.barrier();
+    if (writes_) {
+      fs::create_directories(o.run_dir);
+      progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
+      for (const std::string& folder : {o.run_dir, checkpoint_dir(o.run_dir)}) {
+        if (const int removed = remove_stale_temporaries(folder)) {
+          note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
+        }
       }
+      // The data before config.json: a missing data folder must not leave a config.json that
+      // marks the run folder as in use.
+      open_data();
+      save_config(config_, in_run(o.run_dir, "config.json"));
     }
-    // The data before config.json: a missing data folder must not leave a config.json that
-    // marks the run folder as in use.
-    data_ = TrainingData::open(config_, o.run_dir, o.data_dir, o.prepared_dir, [this](const std::string& text) { progress_->note(text); });
-    save_config(config_, in_run(o.run_dir, "config.json"));
+    // The other ranks reuse the vocabulary rank 0 trained into the run folder.
+    comm_.barrier();
+    if (!writes_) open_data();
     model_.initialize(config_.train.seed);
-    trainer_ = std::make_unique<Trainer>(model_, config_);
     state_.seed = config_.train.seed;
     state_.config_hash = config_hash(config_);
     if (o.resume) resume();
-    history_ = RunHistory::load(in_run(o.run_dir, "history.jsonl"), state_.step);
+    if (writes_) history_ = RunHistory::load(in_run(o.run_dir, "history.jsonl"), state_.step);
+    agree_on_patience();
   }
 
   void train() {
@@ -96,7 +76,7 @@ class Run {
     const auto start = Clock::now();
     std::int64_t tokens = 0, session_steps = 0;
     double step_seconds = 0.0;  // this session's steps alone, without validation and checkpoints
-    while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !out_of_patience()) {
+    while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !patience_spent_) {
       const auto step_start = Clock::now();
       const std::int64_t epoch = state_.position.epoch;
       std::vector<Batch> batches;
@@ -115,21 +95,24 @@ class Run {
       const auto now = Clock::now();
       const double seconds = std::chrono::duration<double>(now - step_start).count();
       step_seconds += seconds;
-      history_.append(history_path(), "step",
-                      {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
-                       {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}});
       // Rates and the ETA count this session only, validation and checkpoints included.
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
-      progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
+      if (writes_) {
+        history_.append(history_path(), "step",
+                        {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
+                         {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}});
+        progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
+      }
       const bool last = r.step >= config_.train.max_steps || exhausted();
       if (r.step % config_.train.validate_every == 0 || last) validate();
       // A step that uses up the patience is the last one: it gets its checkpoint like any last
       // step, so that --resume finds the run done.
-      if (r.step % config_.train.checkpoint_every == 0 || last || out_of_patience()) checkpoint();
+      if (writes_ && (r.step % config_.train.checkpoint_every == 0 || last || patience_spent_)) checkpoint();
     }
+    if (!writes_) return;
     if (session_steps > 0) note_estimate(step_seconds, session_steps);
-    if (out_of_patience()) {
+    if (patience_spent_) {
       progress_->note("stopped early: " + std::to_string(config_.train.patience) +
                       " validations in a row without a new best (train.patience); the best is step " +
                       std::to_string(state_.best_step));
@@ -138,6 +121,19 @@ class Run {
   }
 
  private:
+  void note(const std::string& text) {
+    if (progress_) progress_->note(text);
+  }
+  void open_data() {
+    data_ = TrainingData::open(config_, o_.run_dir, o_.data_dir, o_.prepared_dir, [this](const std::string& text) { note(text); });
+  }
+  // Rank 0 alone keeps the validation history; every rank must stop at the same step.
+  void agree_on_patience() {
+    std::uint8_t spent = writes_ && out_of_patience();
+    comm_.broadcast(std::as_writable_bytes(std::span(&spent, 1)), 0);
+    patience_spent_ = spent != 0;
+  }
+
   bool exhausted() const { return config_.data.epochs > 0 && state_.position.epoch > config_.data.epochs; }
   std::string history_path() const { return in_run(o_.run_dir, "history.jsonl"); }
   // Derived from the validation history and the best step, which --resume restores together
@@ -171,7 +167,7 @@ class Run {
       // Killed before its first checkpoint: nothing to continue, so the run starts over from its
       // config; what that session wrote (history, best.safetensors, report.json) is replaced
       // as the same steps are recomputed.
-      progress_->note("resume: no step_<N>.safetensors in " + checkpoint_dir(o_.run_dir) +
+      note("resume: no step_<N>.safetensors in " + checkpoint_dir(o_.run_dir) +
                       " yet: starting the run over from step 0 with " + in_run(o_.run_dir, "config.json"));
       return;
     }
@@ -184,11 +180,16 @@ class Run {
     resumed_ = true;
     state_.config_hash = config_hash(config_);
     trainer_->set_steps_done(state_.step);
-    progress_->note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
+    note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
                     std::to_string(state_.position.epoch) + ")");
   }
 
   void validate() {
+    if (writes_) validate_and_report();
+    agree_on_patience();
+  }
+
+  void validate_and_report() {
     const double loss = data_->validation_loss(model_);
     history_.append(history_path(), "validation", {{"step", state_.step}, {"loss", loss}, {"perplexity", std::exp(loss)}});
     std::string text = "validation step " + std::to_string(state_.step) + ": loss " + number(loss, 4) + "  ppl " +
@@ -213,13 +214,19 @@ class Run {
     for (std::size_t i = 0; keep > 0 && i + keep < kept.size(); ++i) fs::remove(kept[i].path);
   }
 
+  // Every rank sees the same non-finite step (the loss and gradient checks follow the reduction).
   [[noreturn]] void stop_non_finite(const std::string& what) {
+    if (writes_) report_non_finite(what);
+    comm_.barrier();  // the report is written before any rank ends the job
+    throw NonFiniteError(what);
+  }
+
+  void report_non_finite(const std::string& what) {
     const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
     const std::string kept = found.empty() ? "no checkpoint was written yet" : "the last good checkpoint is " + found.back().path;
     const std::string message = what + "; training stopped, " + kept;
     progress_->note(message);
     write_report("non_finite", {{"message", message}});
-    throw NonFiniteError(message);
   }
 
   void finish(const std::string& status) {
@@ -256,12 +263,17 @@ class Run {
         {"test", test.is_object() ? test : nlohmann::json::object()},
         {"resumed", resumed_},
         {"stopped_early", out_of_patience()},
+        {"world_size", comm_.size()},
     };
     if (!error.empty()) report["error"] = error;
     write_run_report(in_run(o_.run_dir, "report.json"), std::move(report), history_, *backend_);
   }
 
   const TrainRunOptions& o_;
+  SingleProcessCommunicator single_;  // comm_ when the options name none
+  Communicator& comm_;
+  bool writes_;  // rank 0: the run folder, the log and the report are its alone
+  bool patience_spent_ = false;  // out_of_patience(), as rank 0 sees it
   std::int64_t planned_steps_ = 0;  // declared before config_, which run_config initializes with it
   Config config_;
   std::unique_ptr<Backend> backend_;

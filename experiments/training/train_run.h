@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/backend.h"
+#include "distributed/communicator.h"
 #include "model/trainer.h"  // NonFiniteError, which train_run throws
 
 namespace trepro {
@@ -28,6 +29,9 @@ struct TrainRunOptions {
   std::optional<std::int64_t> max_steps, validate_every, checkpoint_every;  // config overrides
   std::int64_t log_every = 10;
   std::function<std::unique_ptr<Backend>()> make_backend;
+  // The ranks of a data-parallel job (null: this process alone). Every rank runs train_run with
+  // the same options; rank 0 alone writes the run folder, and the others read it on --resume.
+  Communicator* comm = nullptr;
 };
 
 // Trains; throws on bad input. A NaN/Inf stops the run with NonFiniteError naming the step and

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One process with train.replicas at its default trains what it trained before data-parallel
+# training existed, so the committed results stay valid: the first steps of the committed
+# Multi30K anchor run (reports/runs/multi30k_deen_anchor, dropout 0.2) are retrained on its
+# backend and their loss and gradient norm must equal the committed ones exactly. Skips (exit
+# 77), saying why, without Multi30K or without that CPU target.
+# usage: committed_run_test.sh TREPRO SOURCE_DIR
+set -euo pipefail
+trepro=$1
+committed=$2/reports/runs/multi30k_deen_anchor
+source "$2/conformance/experiments/cli_fixture.sh"
+steps=3
+backend=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["backend"])' "$committed/report.json")
+if ! "$trepro" backends | grep -q "\"$backend\""; then
+  echo "SKIP: the committed run's backend $backend is not available on this CPU"
+  exit 77
+fi
+if ! "$trepro" train "$committed/config.json" --out "$scratch/run" --steps "$steps" --backend "$backend" \
+  >"$scratch/train.log" 2>&1; then
+  if grep -q "multi30k" "$scratch/train.log" && grep -qi "no such file\|not found\|missing" "$scratch/train.log"; then
+    echo "SKIP: Multi30K not found:"; cat "$scratch/train.log"
+    exit 77
+  fi
+  cat "$scratch/train.log" >&2
+  exit 1
+fi
+"$python" - "$committed/report.json" "$scratch/run/report.json" "$steps" <<'PY'
+import json, sys
+committed, ours, steps = json.load(open(sys.argv[1]))["steps"], json.load(open(sys.argv[2]))["steps"], int(sys.argv[3])
+for a, b in zip(committed[:steps], ours[:steps], strict=True):
+    for key in ("loss", "grad_norm", "tokens", "learning_rate"):
+        if a[key] != b[key]:
+            sys.exit(f"FAIL step {a['step']}: {key} {b[key]!r}, committed {a[key]!r}")
+    print(f"step {a['step']}: loss {b['loss']!r} grad_norm {b['grad_norm']!r} as committed")
+PY
+echo "PASS"

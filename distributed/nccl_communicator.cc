@@ -1,0 +1,112 @@
+#include "distributed/nccl_communicator.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+namespace trepro {
+
+struct NcclCommunicator::Handles {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+namespace {
+
+void check(ncclResult_t status, const char* collective, int rank) {
+  if (status != ncclSuccess) {
+    throw CommunicatorError(std::string(collective) + " failed on rank " + std::to_string(rank) + ": " +
+                            ncclGetErrorString(status));
+  }
+}
+
+void check(cudaError_t status, const char* what, int rank) {
+  if (status != cudaSuccess) {
+    throw CommunicatorError(std::string(what) + " failed on rank " + std::to_string(rank) + ": " +
+                            cudaGetErrorString(status));
+  }
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(Communicator& bootstrap) : bootstrap_(bootstrap), handles_(std::make_unique<Handles>()) {
+  if (bootstrap.memory() != Device::cpu) throw CommunicatorError("NcclCommunicator: the bootstrap must use host memory");
+  ncclUniqueId id{};
+  if (bootstrap.rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId", 0);
+  bootstrap.broadcast(std::as_writable_bytes(std::span(&id, 1)), 0);
+  check(cudaStreamCreateWithFlags(&handles_->stream, cudaStreamNonBlocking), "cudaStreamCreate", rank());
+  check(ncclCommInitRank(&handles_->comm, size(), id, rank()), "ncclCommInitRank", rank());
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (handles_->comm != nullptr) ncclCommDestroy(handles_->comm);
+  if (handles_->stream != nullptr) cudaStreamDestroy(handles_->stream);
+}
+
+namespace {
+
+// The cuda backend's kernels that wrote the buffers run on its own stream: the device is
+// synchronized before a collective starts, and the collective's stream before it returns.
+template <class Enqueue>
+void run_collective(const char* name, int rank, cudaStream_t stream, Enqueue enqueue) {
+  check(cudaDeviceSynchronize(), name, rank);
+  check(enqueue(), name, rank);
+  check(cudaStreamSynchronize(stream), name, rank);
+}
+
+}  // namespace
+
+void NcclCommunicator::allreduce_sum(std::span<float> data) {
+  run_collective("allreduce_sum", rank(), handles_->stream, [&] {
+    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, handles_->comm, handles_->stream);
+  });
+}
+
+void NcclCommunicator::all_gather(std::span<const std::byte> mine, std::span<std::byte> all) {
+  if (all.size() != mine.size() * static_cast<std::size_t>(size())) {
+    throw CommunicatorError("all_gather: " + std::to_string(all.size()) + " bytes to receive, expected " +
+                            std::to_string(size()) + " x " + std::to_string(mine.size()));
+  }
+  run_collective("all_gather", rank(), handles_->stream, [&] {
+    return ncclAllGather(mine.data(), all.data(), mine.size(), ncclChar, handles_->comm, handles_->stream);
+  });
+}
+
+void NcclCommunicator::all_to_all(std::span<const std::byte> send, std::span<std::byte> received) {
+  const auto ranks = static_cast<std::size_t>(size());
+  if (send.size() != received.size() || send.size() % ranks != 0) {
+    throw CommunicatorError("all_to_all: " + std::to_string(send.size()) + " bytes sent and " +
+                            std::to_string(received.size()) + " received: both must be the same multiple of " +
+                            std::to_string(ranks) + " ranks");
+  }
+  const std::size_t block = send.size() / ranks;
+  // NCCL's all-to-all is grouped point-to-point sends and receives (its documented form).
+  auto exchange = [&]() {
+    ncclResult_t status = ncclGroupStart();
+    for (std::size_t r = 0; r < ranks && status == ncclSuccess; ++r) {
+      status = ncclSend(send.data() + r * block, block, ncclChar, static_cast<int>(r), handles_->comm, handles_->stream);
+      if (status == ncclSuccess) {
+        status = ncclRecv(received.data() + r * block, block, ncclChar, static_cast<int>(r), handles_->comm,
+                          handles_->stream);
+      }
+    }
+    const ncclResult_t ended = ncclGroupEnd();
+    return status != ncclSuccess ? status : ended;
+  };
+  run_collective("all_to_all", rank(), handles_->stream, exchange);
+}
+
+void NcclCommunicator::broadcast(std::span<std::byte> data, int root) {
+  run_collective("broadcast", rank(), handles_->stream, [&] {
+    return ncclBroadcast(data.data(), data.data(), data.size(), ncclChar, root, handles_->comm, handles_->stream);
+  });
+}
+
+void NcclCommunicator::barrier() { bootstrap_.barrier(); }
+
+void NcclCommunicator::abort(const std::string& why) {
+  if (handles_->comm != nullptr) ncclCommAbort(handles_->comm);
+  handles_->comm = nullptr;
+  bootstrap_.abort(why);
+}
+
+}  // namespace trepro

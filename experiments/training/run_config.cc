@@ -1,0 +1,44 @@
+#include "experiments/training/run_config.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "experiments/training/checkpoint.h"
+
+namespace trepro {
+
+namespace fs = std::filesystem;
+
+Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
+  const std::string saved = (fs::path(o.run_dir) / "config.json").string();
+  const bool starts_fresh = o.resume && !fs::exists(saved) && !o.config_path.empty() &&
+                            list_step_checkpoints(o.run_dir).empty();
+  Config config;
+  if (o.resume && !starts_fresh) {
+    if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
+    config = load_config(saved);
+    if (!o.config_path.empty()) {
+      Config given = load_config(o.config_path);
+      given.train.max_steps = config.train.max_steps;
+      given.train.validate_every = config.train.validate_every;
+      given.train.checkpoint_every = config.train.checkpoint_every;
+      if (config_hash(given) != config_hash(config)) {
+        throw std::runtime_error(o.config_path + ": differs from " + saved + " (resume continues the saved config)");
+      }
+    }
+  } else {
+    if (o.config_path.empty()) throw std::invalid_argument("train: a CONFIG is required unless --resume");
+    if (!o.resume && fs::exists(saved)) {
+      throw std::runtime_error(saved + ": the run folder is in use (--resume continues it; or choose another --out)");
+    }
+    config = load_config(o.config_path);
+  }
+  planned_steps = config.train.max_steps;
+  if (o.max_steps) config.train.max_steps = *o.max_steps;
+  if (o.validate_every) config.train.validate_every = *o.validate_every;
+  if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
+  return config;
+}
+
+}  // namespace trepro
