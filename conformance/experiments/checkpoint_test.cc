@@ -11,6 +11,7 @@
 #include "core/safetensors.h"
 #include "experiments/data/token_batches.h"
 #include "model/trainer.h"
+#include "conformance/support/scratch_dir.h"
 
 namespace trepro::testing {
 namespace {
@@ -31,12 +32,7 @@ Config small_config() {
   return config;
 }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("checkpoint_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return trepro::testing::fresh_dir("checkpoint_test", name); }
 
 Batch one_batch() { return make_batch({{{4, 5, 6}, {7, 8}}, {{9}, {10, 4, 5}}}, {0, 1}, 0, 1, 2); }
 

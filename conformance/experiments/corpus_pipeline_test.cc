@@ -16,18 +16,14 @@
 #include "experiments/data/sentence_sample.h"
 #include "experiments/data/vocabulary.h"
 #include "experiments/training/training_data.h"
+#include "conformance/support/scratch_dir.h"
 
 namespace trepro {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("corpus_pipeline_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return trepro::testing::fresh_dir("corpus_pipeline_test", name); }
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 

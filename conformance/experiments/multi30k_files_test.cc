@@ -3,6 +3,7 @@
 // and checks, and the data folder resolution order; every error names the file or folder.
 #include "experiments/data/multi30k.h"
 #include "experiments/data/parallel_corpus.h"
+#include "conformance/support/scratch_dir.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -16,12 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("multi30k_files_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return trepro::testing::fresh_dir("multi30k_files_test", name); }
 
 void write_gzip(const fs::path& path, const std::string& contents) {
   gzFile file = gzopen(path.c_str(), "wb");
