@@ -41,7 +41,7 @@ std::int64_t count_labels(const Tensor& labels, std::int64_t pad_id) {
 
 }  // namespace
 
-void Trainer::accumulate_shard(std::int64_t shard, const std::vector<Batch>& batches,
+void Trainer::accumulate_shard(std::int64_t shard, const std::vector<const Batch*>& batches,
                                const std::vector<std::int64_t>& labels, std::int64_t total, std::uint32_t step,
                                std::vector<double>& losses) {
   Backend& backend = model_.backend();
@@ -49,7 +49,7 @@ void Trainer::accumulate_shard(std::int64_t shard, const std::vector<Batch>& bat
   const TrainConfig& t = config_.train;
   model_.parameters().zero_grad(backend);
   for (const std::int64_t j : plan_.batches_of_shard(shard, static_cast<std::int64_t>(batches.size()))) {
-    const Batch& batch = batches[static_cast<std::size_t>(j)];
+    const Batch& batch = *batches[static_cast<std::size_t>(j)];
     // Keyed by the batch's index in the step, not by shard or rank: unique within the step, and
     // the same whichever rank runs it.
     const DropoutStream dropout{t.seed, step, static_cast<std::uint32_t>(j)};
@@ -72,15 +72,30 @@ void Trainer::accumulate_shard(std::int64_t shard, const std::vector<Batch>& bat
   }
 }
 
-std::vector<double> Trainer::gather_losses(const std::vector<double>& mine, std::int64_t batch_count) {
+template <typename T>
+std::vector<T> Trainer::from_owners(const std::vector<T>& mine) {
   if (comm_.size() == 1) return mine;
-  std::vector<double> every(mine.size() * static_cast<std::size_t>(comm_.size()));
+  const auto count = static_cast<std::int64_t>(mine.size());
+  std::vector<T> every(mine.size() * static_cast<std::size_t>(comm_.size()));
   comm_.all_gather(std::as_bytes(std::span(mine)), std::as_writable_bytes(std::span(every)));
-  std::vector<double> losses(mine.size());
-  for (std::int64_t j = 0; j < batch_count; ++j) {
-    losses[static_cast<std::size_t>(j)] = every[static_cast<std::size_t>(plan_.rank_of_batch(j) * batch_count + j)];
+  std::vector<T> owned(mine.size());
+  for (std::int64_t j = 0; j < count; ++j) {
+    owned[static_cast<std::size_t>(j)] = every[static_cast<std::size_t>(plan_.rank_of_batch(j) * count + j)];
   }
-  return losses;
+  return owned;
+}
+
+std::vector<std::int64_t> Trainer::label_counts(const std::vector<const Batch*>& batches) {
+  std::vector<std::int64_t> mine(batches.size(), 0);
+  for (std::size_t j = 0; j < batches.size(); ++j) {
+    if (!runs_batch(static_cast<std::int64_t>(j))) continue;
+    if (batches[j] == nullptr) {
+      throw std::invalid_argument("Trainer::step: batch " + std::to_string(j) + " of the step is run by " +
+                                  rank_name(comm_) + ", which was not given it");
+    }
+    mine[j] = count_labels(batches[j]->labels, config_.model.pad_id);
+  }
+  return from_owners(mine);
 }
 
 Tensor Trainer::flat_gradients() {
@@ -106,16 +121,25 @@ void Trainer::set_gradients(const Tensor& flat) {
 }
 
 StepResult Trainer::step(const std::vector<Batch>& batches) {
+  std::vector<const Batch*> held;
+  for (const Batch& batch : batches) held.push_back(&batch);
+  return step_over(held);
+}
+
+StepResult Trainer::step_sharded(const std::vector<std::optional<Batch>>& batches) {
+  std::vector<const Batch*> held;
+  for (const std::optional<Batch>& batch : batches) held.push_back(batch ? &*batch : nullptr);
+  return step_over(held);
+}
+
+StepResult Trainer::step_over(const std::vector<const Batch*>& batches) {
   if (batches.empty()) throw std::invalid_argument("Trainer::step: no batches");
   Backend& backend = model_.backend();
   const TrainConfig& t = config_.train;
   StepResult result;
   result.step = steps_done_ + 1;
-  std::vector<std::int64_t> labels;
-  for (const Batch& batch : batches) {
-    labels.push_back(count_labels(batch.labels, config_.model.pad_id));
-    result.tokens += labels.back();
-  }
+  const std::vector<std::int64_t> labels = label_counts(batches);
+  for (const std::int64_t n : labels) result.tokens += n;
   const auto step_text = "step " + std::to_string(result.step);
   const auto batch_count = static_cast<std::int64_t>(batches.size());
   std::vector<double> losses(batches.size(), 0.0);
@@ -126,7 +150,7 @@ StepResult Trainer::step(const std::vector<Batch>& batches) {
     if (plan_.replicas() > 1) leaves.push_back(flat_gradients());
   }
   if (plan_.replicas() > 1) set_gradients(reduce_shard_gradients(backend, comm_, plan_, leaves));
-  losses = gather_losses(losses, batch_count);
+  losses = from_owners(losses);
   for (std::int64_t j = 0; j < batch_count; ++j) {
     const double loss = losses[static_cast<std::size_t>(j)];
     if (!std::isfinite(loss)) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -49,6 +50,12 @@ class Trainer {
   // fixed tree of distributed/gradient_reduction.h, and every rank takes the same Adam step:
   // the weights are the same bits for any number of ranks dividing W.
   StepResult step(const std::vector<Batch>& batches);
+  // The same step as one rank of a job holds it: batch j is needed only where runs_batch(j), and
+  // may be absent elsewhere (a rank materializes only its shards' batches); each batch's label
+  // count comes from the rank that runs it.
+  StepResult step_sharded(const std::vector<std::optional<Batch>>& batches);
+  // Whether this rank runs batch j of a step (distributed/shard_plan.h).
+  bool runs_batch(std::int64_t j) const { return plan_.rank_of_batch(j) == comm_.rank(); }
   // For resuming: the next step() takes step `steps + 1`.
   void set_steps_done(std::int64_t steps) { steps_done_ = steps; }
   std::int64_t steps_done() const { return steps_done_; }
@@ -57,10 +64,16 @@ class Trainer {
  private:
   // One shard's batches accumulated into the parameters' gradients (zeroed first); fills the
   // loss of each batch it runs into `losses`.
-  void accumulate_shard(std::int64_t shard, const std::vector<Batch>& batches, const std::vector<std::int64_t>& labels,
-                        std::int64_t total, std::uint32_t step, std::vector<double>& losses);
-  // Every batch's loss from the rank that ran it.
-  std::vector<double> gather_losses(const std::vector<double>& mine, std::int64_t batch_count);
+  // `batches`: the step's, null where this rank does not hold them.
+  StepResult step_over(const std::vector<const Batch*>& batches);
+  void accumulate_shard(std::int64_t shard, const std::vector<const Batch*>& batches,
+                        const std::vector<std::int64_t>& labels, std::int64_t total, std::uint32_t step,
+                        std::vector<double>& losses);
+  // Every batch's non-pad label count, from the rank that runs it.
+  std::vector<std::int64_t> label_counts(const std::vector<const Batch*>& batches);
+  // Every batch's value from the rank that runs it; `mine` holds this rank's.
+  template <typename T>
+  std::vector<T> from_owners(const std::vector<T>& mine);
   Tensor flat_gradients();
   void set_gradients(const Tensor& flat);
 

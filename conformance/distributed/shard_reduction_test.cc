@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "conformance/support/backend_fixture.h"
@@ -109,6 +110,23 @@ TEST_P(ShardReduction, EveryBatchOfAStepDrawsItsOwnDropoutMasks) {
   // Two micro-batches of one shard, and two shards (which ranks run under mpirun).
   for (std::int64_t replicas : {1, 2}) {
     EXPECT_GT(doubling_change(backend(), dropout_config(0.3, replicas), b), 1e-3) << "replicas " << replicas;
+  }
+}
+
+// A rank may leave out the batches other ranks run (their label counts come from those ranks),
+// never one of its own.
+TEST_P(ShardReduction, ARankMustBeGivenEveryBatchItRuns) {
+  const Config config = dropout_config(0.0, 2);
+  Transformer model(config.model, backend());
+  model.initialize(config.train.seed);
+  Trainer trainer(model, config);
+  const std::vector<TokenPair> pairs = {{{4, 5, 6}, {8, 9}}};
+  std::vector<std::optional<Batch>> batches = {make_batch(pairs, {0}, 0, 1, 2), std::nullopt};
+  try {
+    trainer.step_sharded(batches);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "Trainer::step: batch 1 of the step is run by rank 0 of 1, which was not given it");
   }
 }
 

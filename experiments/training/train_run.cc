@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -79,13 +80,20 @@ class Run {
     while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !patience_spent_) {
       const auto step_start = Clock::now();
       const std::int64_t epoch = state_.position.epoch;
-      std::vector<Batch> batches;
+      // Every rank walks the whole step's positions but builds only the batches it runs.
+      std::vector<std::optional<Batch>> batches;
       for (std::int64_t j = 0; j < config_.train.update_freq && !exhausted(); ++j) {
-        batches.push_back(data_->next(state_.position));
+        if (trainer_->runs_batch(j)) {
+          batches.emplace_back(data_->next(state_.position));
+          ++batches_read_;
+        } else {
+          data_->skip(state_.position);
+          batches.emplace_back();
+        }
       }
       StepResult r;
       try {
-        r = trainer_->step(batches);
+        r = trainer_->step_sharded(batches);
       } catch (const NonFiniteError& e) {
         stop_non_finite(e.what());
       }
@@ -110,6 +118,7 @@ class Run {
       // step, so that --resume finds the run done.
       if (writes_ && (r.step % config_.train.checkpoint_every == 0 || last || patience_spent_)) checkpoint();
     }
+    gather_batches_read();
     if (!writes_) return;
     if (session_steps > 0) note_estimate(step_seconds, session_steps);
     if (patience_spent_) {
@@ -126,6 +135,12 @@ class Run {
   }
   void open_data() {
     data_ = TrainingData::open(config_, o_.run_dir, o_.data_dir, o_.prepared_dir, [this](const std::string& text) { note(text); });
+  }
+  // Rank 0 reports how the session's batches were shared (each rank built its own only).
+  void gather_batches_read() {
+    std::vector<std::int64_t> per_rank(static_cast<std::size_t>(comm_.size()));
+    comm_.all_gather(std::as_bytes(std::span(&batches_read_, 1)), std::as_writable_bytes(std::span(per_rank)));
+    batches_read_per_rank_ = per_rank;
   }
   // Rank 0 alone keeps the validation history; every rank must stop at the same step.
   void agree_on_patience() {
@@ -265,6 +280,7 @@ class Run {
         {"stopped_early", out_of_patience()},
         {"world_size", comm_.size()},
     };
+    if (!batches_read_per_rank_.is_null()) report["batches_read_per_rank"] = batches_read_per_rank_;
     if (!error.empty()) report["error"] = error;
     write_run_report(in_run(o_.run_dir, "report.json"), std::move(report), history_, *backend_);
   }
@@ -283,6 +299,8 @@ class Run {
   std::unique_ptr<Progress> progress_;
   CheckpointState state_;
   bool resumed_ = false;  // this session continued from a checkpoint
+  std::int64_t batches_read_ = 0;  // training batches this rank built in this session
+  nlohmann::json batches_read_per_rank_;  // every rank's batches_read_, once training ends
   RunHistory history_;
 };
 

@@ -35,9 +35,10 @@ class SyntheticData : public TrainingData {
   Batch next(DataPosition& position) override {
     // Batch indices count from 1, as the copy task's stream always has.
     Batch batch = copy_task_batch(config_.model, task_, config_.train.seed, static_cast<std::uint64_t>(position.batch) + 1);
-    ++position.batch;
+    skip(position);
     return batch;
   }
+  void skip(DataPosition& position) override { ++position.batch; }
   std::int64_t batches_per_epoch() override { return 0; }
   double validation_loss(Transformer& model) override { return mean_loss(model, validation_); }
   std::optional<double> test_loss(Transformer&) override { return std::nullopt; }
@@ -153,11 +154,15 @@ class CorpusData : public TrainingData {
   }
 
   Batch next(DataPosition& position) override {
-    const auto& batches = epoch_batches(position.epoch);
-    Batch batch = make_batch(*train_, batches[static_cast<std::size_t>(position.batch)], Vocabulary::kPad,
-                             Vocabulary::kBos, Vocabulary::kEos);
-    if (++position.batch == static_cast<std::int64_t>(batches.size())) position = {position.epoch + 1, 0};
+    Batch batch = make_batch(*train_, epoch_batches(position.epoch)[static_cast<std::size_t>(position.batch)],
+                             Vocabulary::kPad, Vocabulary::kBos, Vocabulary::kEos);
+    skip(position);
     return batch;
+  }
+  void skip(DataPosition& position) override {
+    if (++position.batch == static_cast<std::int64_t>(epoch_batches(position.epoch).size())) {
+      position = {position.epoch + 1, 0};
+    }
   }
   std::int64_t batches_per_epoch() override { return static_cast<std::int64_t>(epoch_batches(1).size()); }
   double validation_loss(Transformer& model) override { return mean_loss(model, validation_); }

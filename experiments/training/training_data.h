@@ -39,6 +39,9 @@ class TrainingData {
 
   // The batch at `position`; moves `position` to the next one (the next epoch after the last).
   virtual Batch next(DataPosition& position) = 0;
+  // Moves `position` past its batch without building it: a data-parallel rank skips the batches
+  // that other ranks run, so no rank reads every pair of a memory-mapped corpus.
+  virtual void skip(DataPosition& position) = 0;
   // Batches in one epoch (the first; packing varies slightly by epoch), 0 for an endless stream.
   virtual std::int64_t batches_per_epoch() = 0;
   // Mean cross-entropy (no label smoothing) per non-pad target token of the validation set,
