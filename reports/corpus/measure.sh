@@ -4,9 +4,9 @@
 # that holds the same model, the same config on a 3,000-pair corpus with the same vocabulary:
 # the difference of their peak RSS is what the 4.5M-pair corpus costs in training.
 # PAIRS=N measures the first N training pairs of the corpus instead (the rest is unchanged).
-# usage (from the repository root): [PAIRS=N] reports/corpus/measure.sh   -> reports/corpus/measured.txt
+# usage (from the repository root): [PAIRS=N] [TREPRO=binary] reports/corpus/measure.sh   -> reports/corpus/measured.txt
 set -euo pipefail
-trepro=build/release/experiments/trepro
+trepro=${TREPRO:-build/release/experiments/trepro}  # TREPRO: a copy, while the build changes
 pairs=${PAIRS:-4500000}
 out=corpora/measure
 [[ -f corpora/synthetic_wmt14/train.en ]] || /usr/bin/python3 experiments/synthetic_corpus.py --out corpora/synthetic_wmt14
