@@ -6,6 +6,9 @@
 #ifdef TR_WITH_MPI
 #include "distributed/mpi_communicator.h"
 #endif
+#ifdef TR_WITH_NCCL
+#include "distributed/nccl_communicator.h"
+#endif
 
 namespace trepro {
 
@@ -31,6 +34,16 @@ std::unique_ptr<Communicator> make_world_communicator() {
                           " is set) but this trepro was built without MPI (scripts/setup installs libopenmpi-dev; "
                           "then reconfigure)");
 #endif
+}
+
+std::unique_ptr<Communicator> make_gradient_communicator(Communicator& host, Device device) {
+  if (host.size() == 1 || device == host.memory()) return nullptr;
+#ifdef TR_WITH_NCCL
+  if (device == Device::cuda) return std::make_unique<NcclCommunicator>(host);
+#endif
+  throw CommunicatorError("data-parallel training keeps the gradients in " + std::string(device_name(device)) +
+                          " memory, but this trepro was built without an engine for it (NCCL for cuda: it is found "
+                          "beside the CUDA toolkit when CUDA builds)");
 }
 
 }  // namespace trepro

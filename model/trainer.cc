@@ -19,11 +19,12 @@ std::unique_ptr<Communicator> single_unless(Communicator* given) {
 
 }  // namespace
 
-Trainer::Trainer(Transformer& model, const Config& config, Communicator* comm)
+Trainer::Trainer(Transformer& model, const Config& config, Communicator* comm, Communicator* gradient_comm)
     : model_(model),
       config_(config),
       own_comm_(single_unless(comm)),
       comm_(comm != nullptr ? *comm : *own_comm_),
+      gradient_comm_(gradient_comm != nullptr ? *gradient_comm : comm_),
       plan_(config.train.replicas, comm_.size(), comm_.rank()),
       adam_(model.parameters(), model.backend(), config.train.optimizer) {}
 
@@ -149,7 +150,7 @@ StepResult Trainer::step_over(const std::vector<const Batch*>& batches) {
     // One shard in all: its sum already is the gradient, in place.
     if (plan_.replicas() > 1) leaves.push_back(flat_gradients());
   }
-  if (plan_.replicas() > 1) set_gradients(reduce_shard_gradients(backend, comm_, plan_, leaves));
+  if (plan_.replicas() > 1) set_gradients(reduce_shard_gradients(backend, gradient_comm_, plan_, leaves));
   losses = from_owners(losses);
   for (std::int64_t j = 0; j < batch_count; ++j) {
     const double loss = losses[static_cast<std::size_t>(j)];

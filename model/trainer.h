@@ -32,8 +32,10 @@ class Trainer {
  public:
   // `comm`: the ranks of a data-parallel job (every rank constructs its Trainer and calls step
   // with the same batches); null: this process alone. Throws when its size does not divide
-  // train.replicas.
-  Trainer(Transformer& model, const Config& config, Communicator* comm = nullptr);
+  // train.replicas. `gradient_comm`: the same ranks over the memory the backend keeps its
+  // gradients in (NCCL for cuda, distributed/world.h); null: `comm`.
+  Trainer(Transformer& model, const Config& config, Communicator* comm = nullptr,
+          Communicator* gradient_comm = nullptr);
 
   // Zeroes the gradients, runs forward (dropout keyed by (seed, step, micro-batch 0)), loss,
   // backward and one Adam update. Throws NonFiniteError naming the step when the loss or a
@@ -81,6 +83,7 @@ class Trainer {
   Config config_;
   std::unique_ptr<Communicator> own_comm_;  // the single process when none is given
   Communicator& comm_;
+  Communicator& gradient_comm_;
   ShardPlan plan_;
   Adam adam_;
   std::int64_t steps_done_ = 0;

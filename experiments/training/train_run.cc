@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/safetensors.h"
 #include "distributed/single_process_communicator.h"
+#include "distributed/world.h"
 #include "experiments/training/checkpoint.h"
 #include "experiments/training/progress.h"
 #include "experiments/training/run_config.h"
@@ -45,7 +46,8 @@ class Run {
         model_(config_.model, *backend_) {
     // Before anything is written: a backend without train.precision's mode stops the run here.
     apply_precision(config_.train, *backend_);
-    trainer_ = std::make_unique<Trainer>(model_, config_, &comm_);
+    gradient_comm_ = make_gradient_communicator(comm_, backend_->device());
+    trainer_ = std::make_unique<Trainer>(model_, config_, &comm_, gradient_comm_.get());
     // Every rank has read the run folder (run_config) before rank 0 writes to it.
     comm_.barrier();
     if (writes_) {
@@ -294,6 +296,7 @@ class Run {
   Config config_;
   std::unique_ptr<Backend> backend_;
   Transformer model_;
+  std::unique_ptr<Communicator> gradient_comm_;  // NCCL for cuda ranks; null: comm_
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<TrainingData> data_;
   std::unique_ptr<Progress> progress_;
