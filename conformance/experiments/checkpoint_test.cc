@@ -9,6 +9,7 @@
 
 #include "conformance/support/backend_fixture.h"
 #include "core/safetensors.h"
+#include "conformance/model/model_testing.h"
 #include "experiments/data/token_batches.h"
 #include "model/trainer.h"
 #include "conformance/support/scratch_dir.h"
@@ -19,14 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Config small_config() {
-  Config config;
-  config.model.vocab_size = 11;
-  config.model.d_model = 8;
-  config.model.heads = 2;
-  config.model.d_ff = 16;
-  config.model.encoder_layers = 1;
-  config.model.decoder_layers = 1;
-  config.model.max_len = 8;
+  Config config{tiny_config(), TrainConfig{}};
   config.train.schedule.kind = ScheduleKind::constant;
   validate(config, "<checkpoint test config>");
   return config;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/support/backend_fixture.h"
+#include "conformance/model/model_testing.h"
 #include "experiments/data/token_batches.h"
 #include "experiments/training/checkpoint.h"
 #include "model/trainer.h"
@@ -22,14 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Config dropout_config() {
-  Config config;
-  config.model.vocab_size = 11;
-  config.model.d_model = 8;
-  config.model.heads = 2;
-  config.model.d_ff = 16;
-  config.model.encoder_layers = 1;
-  config.model.decoder_layers = 1;
-  config.model.max_len = 8;
+  Config config{tiny_config(), TrainConfig{}};
   config.model.dropout = 0.3;
   config.train.seed = 2017;
   validate(config, "<resume state test config>");
