@@ -1,0 +1,101 @@
+// Dropout factors of the optimized CPU backend, drawn exactly as the reference draws its mask
+// (dropout_keep in core/philox.h), so that every backend drops the same elements; compiled once
+// per Highway target. Philox runs on as many blocks at once as the target has 64-bit lanes: its
+// words are integers, so the vector draw is the scalar one, bit for bit, on every target.
+
+// Per-target include guard (Highway's convention for -inl.h files).
+#if defined(TREPRO_DROPOUT_MASK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TREPRO_DROPOUT_MASK_INL_H_
+#undef TREPRO_DROPOUT_MASK_INL_H_
+#else
+#define TREPRO_DROPOUT_MASK_INL_H_
+#endif
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include <hwy/highway.h>
+
+#include "core/backend.h"
+#include "core/philox.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trepro::cpu::HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using WordTag = hn::ScalableTag<std::uint64_t>;  // one 32-bit Philox word per 64-bit lane
+using WordVec = hn::Vec<WordTag>;
+
+// The four counter words of Lanes(WordTag) consecutive blocks, one block per lane.
+struct PhiloxLanes {
+  WordVec w[4];
+};
+
+// word m, exactly, for a word below 2^32: the 32x32 -> 64-bit product of the even 32-bit halves
+// (the single-lane target multiplies its one 64-bit lane directly).
+HWY_INLINE WordVec multiply_word(WordVec word, std::uint32_t m) {
+  const WordTag d64;
+#if HWY_TARGET == HWY_SCALAR
+  return word * hn::Set(d64, m);
+#else
+  const hn::Repartition<std::uint32_t, WordTag> d32;
+  return hn::MulEven(hn::BitCast(d32, word), hn::BitCast(d32, hn::Set(d64, m)));
+#endif
+}
+
+// One Philox 4x32 round on every lane: the 32x32 -> 64-bit products of words 0 and 2 with the
+// round multipliers, split into their high and low halves (Random123's philox4x32round).
+HWY_INLINE PhiloxLanes philox_round(const PhiloxLanes& c, std::uint32_t key0, std::uint32_t key1) {
+  const WordTag d64;
+  const WordVec low_half = hn::Set(d64, 0xFFFFFFFFull);
+  const WordVec product0 = multiply_word(c.w[0], PHILOX_M4x32_0);
+  const WordVec product1 = multiply_word(c.w[2], PHILOX_M4x32_1);
+  return {{hn::Xor(hn::Xor(hn::ShiftRight<32>(product1), c.w[1]), hn::Set(d64, key0)), hn::And(product1, low_half),
+           hn::Xor(hn::Xor(hn::ShiftRight<32>(product0), c.w[3]), hn::Set(d64, key1)), hn::And(product0, low_half)}};
+}
+
+// philox_block(key, first_block + lane) for every lane: Philox 4x32 with its 10 rounds.
+HWY_INLINE PhiloxLanes philox_lanes(const PhiloxKey& key, std::uint64_t first_block) {
+  const WordTag d64;
+  const auto counter = philox_counter(key, 0);
+  const auto k = philox_key(key);
+  const WordVec blocks = hn::Iota(d64, first_block);
+  PhiloxLanes c{{hn::And(blocks, hn::Set(d64, 0xFFFFFFFFull)), hn::ShiftRight<32>(blocks), hn::Set(d64, counter.v[2]),
+                 hn::Set(d64, counter.v[3])}};
+  std::uint32_t key0 = k.v[0], key1 = k.v[1];
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) key0 += PHILOX_W32_0, key1 += PHILOX_W32_1;
+    c = philox_round(c, key0, key1);
+  }
+  return c;
+}
+
+// factor[n] = keep(first + n) / (1 - p) for n < count, the inverted-dropout factor of element
+// first + n. keep is u >= p with u = (word >> 8) / 2^24, which is word >> 8 >= ceil(p 2^24)
+// (both sides exact integers); element e is word e % 4 of block e / 4. 1 / (1 - p) is rounded to
+// float once, as the reference does.
+HWY_INLINE void dropout_factors(const DropoutSpec& dropout, std::uint64_t first, std::size_t count, float* factor) {
+  const WordTag d64;
+  const std::size_t lanes = hn::Lanes(d64);
+  const auto threshold = static_cast<std::uint64_t>(std::ceil(dropout.p * 16777216.0));
+  const auto kept = static_cast<float>(1.0 / (1.0 - dropout.p));
+  HWY_ALIGN std::uint64_t words[4][HWY_MAX_BYTES / sizeof(std::uint64_t)];
+  const std::uint64_t end = first + count;
+  for (std::uint64_t block = first >> 2; 4 * block < end; block += lanes) {
+    const PhiloxLanes c = philox_lanes(dropout.key, block);
+    for (std::size_t w = 0; w < 4; ++w) hn::Store(c.w[w], d64, words[w]);
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      for (std::size_t w = 0; w < 4; ++w) {
+        const std::uint64_t element = 4 * (block + lane) + w;
+        if (element < first || element >= end) continue;
+        factor[element - first] = (words[w][lane] >> 8) >= threshold ? kept : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace trepro::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TREPRO_DROPOUT_MASK_INL_H_
