@@ -11,9 +11,11 @@
 #define TREPRO_DROPOUT_MASK_INL_H_
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include <hwy/highway.h>
 
@@ -71,27 +73,39 @@ HWY_INLINE PhiloxLanes philox_lanes(const PhiloxKey& key, std::uint64_t first_bl
   return c;
 }
 
+// The factors of elements [4 block, 4 block + 4 lanes) as float bit patterns in element order,
+// two per 64-bit word: element e keeps when word e % 4 of block e / 4, shifted right by 8, is at
+// least `threshold` (below 2^24, so the signed compare is the unsigned one).
+HWY_INLINE void block_factor_bits(const PhiloxLanes& c, std::int64_t threshold, std::int64_t kept_bits,
+                                  std::int64_t* out) {
+  const hn::Repartition<std::int64_t, WordTag> di;
+  const auto factor = [&](WordVec word) {
+    const auto dropped = hn::Lt(hn::BitCast(di, hn::ShiftRight<8>(word)), hn::Set(di, threshold));
+    return hn::IfThenZeroElse(dropped, hn::Set(di, kept_bits));
+  };
+  const auto words01 = hn::Or(factor(c.w[0]), hn::ShiftLeft<32>(factor(c.w[1])));
+  const auto words23 = hn::Or(factor(c.w[2]), hn::ShiftLeft<32>(factor(c.w[3])));
+  hn::StoreInterleaved2(words01, words23, di, out);
+}
+
 // factor[n] = keep(first + n) / (1 - p) for n < count, the inverted-dropout factor of element
 // first + n. keep is u >= p with u = (word >> 8) / 2^24, which is word >> 8 >= ceil(p 2^24)
 // (both sides exact integers); element e is word e % 4 of block e / 4. 1 / (1 - p) is rounded to
 // float once, as the reference does.
 HWY_INLINE void dropout_factors(const DropoutSpec& dropout, std::uint64_t first, std::size_t count, float* factor) {
-  const WordTag d64;
-  const std::size_t lanes = hn::Lanes(d64);
-  const auto threshold = static_cast<std::uint64_t>(std::ceil(dropout.p * 16777216.0));
+  const std::size_t lanes = hn::Lanes(WordTag());
+  const auto threshold = static_cast<std::int64_t>(std::ceil(dropout.p * 16777216.0));
   const auto kept = static_cast<float>(1.0 / (1.0 - dropout.p));
-  HWY_ALIGN std::uint64_t words[4][HWY_MAX_BYTES / sizeof(std::uint64_t)];
+  std::uint32_t kept_bits = 0;
+  std::memcpy(&kept_bits, &kept, sizeof(kept));
+  HWY_ALIGN std::int64_t bits[2 * HWY_MAX_BYTES / sizeof(std::int64_t)];
   const std::uint64_t end = first + count;
   for (std::uint64_t block = first >> 2; 4 * block < end; block += lanes) {
-    const PhiloxLanes c = philox_lanes(dropout.key, block);
-    for (std::size_t w = 0; w < 4; ++w) hn::Store(c.w[w], d64, words[w]);
-    for (std::size_t lane = 0; lane < lanes; ++lane) {
-      for (std::size_t w = 0; w < 4; ++w) {
-        const std::uint64_t element = 4 * (block + lane) + w;
-        if (element < first || element >= end) continue;
-        factor[element - first] = (words[w][lane] >> 8) >= threshold ? kept : 0.0f;
-      }
-    }
+    block_factor_bits(philox_lanes(dropout.key, block), threshold, kept_bits, bits);
+    // Elements [from, to) of these blocks are wanted.
+    const std::uint64_t from = std::max(first, 4 * block), to = std::min(end, 4 * (block + lanes));
+    std::memcpy(factor + (from - first), reinterpret_cast<const unsigned char*>(bits) + (from - 4 * block) * 4,
+                (to - from) * sizeof(float));
   }
 }
 
