@@ -34,7 +34,7 @@ struct PhiloxLanes {
   WordVec w[4];
 };
 
-// word m, exactly, for a word below 2^32: the 32x32 -> 64-bit product of the even 32-bit halves
+// word * m, exactly, for a word below 2^32: the 32x32 -> 64-bit product of the even 32-bit halves
 // (the single-lane target multiplies its one 64-bit lane directly).
 HWY_INLINE WordVec multiply_word(WordVec word, std::uint32_t m) {
   const WordTag d64;
@@ -66,8 +66,10 @@ HWY_INLINE PhiloxLanes philox_lanes(const PhiloxKey& key, std::uint64_t first_bl
   PhiloxLanes c{{hn::And(blocks, hn::Set(d64, 0xFFFFFFFFull)), hn::ShiftRight<32>(blocks), hn::Set(d64, counter.v[2]),
                  hn::Set(d64, counter.v[3])}};
   std::uint32_t key0 = k.v[0], key1 = k.v[1];
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) key0 += PHILOX_W32_0, key1 += PHILOX_W32_1;
+  c = philox_round(c, key0, key1);
+  for (int round = 1; round < 10; ++round) {  // the key is bumped before each later round
+    key0 += PHILOX_W32_0;
+    key1 += PHILOX_W32_1;
     c = philox_round(c, key0, key1);
   }
   return c;
