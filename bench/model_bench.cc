@@ -1,7 +1,7 @@
 // The whole Transformer on the optimized CPU backend, paper-base shape (experiments/configs/
 // paper_base.json: 6+6 layers, d 512, d_ff 2048, 8 heads, V 37000, Post-LN, dropout 0.1):
 // inference forward and a full training step (forward with dropout, label-smoothed loss,
-// backward, Adam), at 1 and 2 threads. Counters: GFLOP/s achieved (the model's matmul and
+// backward, Adam), at 1 and 2 threads; and the Multi30K model's training step at 1 thread. Counters: GFLOP/s achieved (the model's matmul and
 // attention FLOPs, training = 3x forward) and its fraction of the FMA peak of the same threads,
 // measured here by bench/fma_peak.h (fma_peak_GFLOPs). When CMake found Torch, the same model in
 // libtorch runs on the same tokens in the same process (bench/torch_peer.h) at its fastest thread
@@ -91,10 +91,9 @@ void BM_ModelForward(benchmark::State& state) {
   compare_with_libtorch(state, seconds, config, b, threads, false);
 }
 
-void BM_ModelTrainStep(benchmark::State& state) {
+void time_train_step(benchmark::State& state, const Config& config) {
   const std::int64_t batch = state.range(0), length = state.range(1);
   const int threads = static_cast<int>(state.range(2));
-  const Config config = paper_base();
   auto backend = cpu_backend(threads);
   Transformer model(config.model, *backend);
   model.initialize(config.train.seed);
@@ -107,6 +106,14 @@ void BM_ModelTrainStep(benchmark::State& state) {
                          static_cast<double>(state.iterations());
   report(state, 3 * forward_flops(config.model, batch, length, length), seconds, threads);
   compare_with_libtorch(state, seconds, config, b, threads, true);
+}
+
+void BM_ModelTrainStep(benchmark::State& state) { time_train_step(state, paper_base()); }
+
+// The Multi30K model (experiments/configs/multi30k_deen.json: 3+3 layers, d 256, V 8000, tied),
+// whose training the ablation sweeps run, one cell per single-thread process.
+void BM_ModelTrainStepMulti30k(benchmark::State& state) {
+  time_train_step(state, load_config(TREPRO_SOURCE_DIR "/experiments/configs/multi30k_deen.json"));
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
@@ -122,6 +129,10 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_ModelForward)->Apply(shapes);
 BENCHMARK(BM_ModelTrainStep)->Apply(shapes);
+// One batch of train.max_tokens = 2048 padded tokens at Multi30K's typical subword length, at the
+// sweeps' one thread.
+BENCHMARK(BM_ModelTrainStepMulti30k)->Args({128, 16, 1})->ArgNames({"batch", "length", "threads"})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
 }  // namespace
 }  // namespace trepro::bench

@@ -1,6 +1,7 @@
 #include "core/backend_checks.h"
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -11,23 +12,34 @@ void require(bool condition, std::string_view op, std::string_view message) {
   if (!condition) throw std::invalid_argument(std::string(op) + ": " + std::string(message));
 }
 
+// require with a message built only when the check fails: the checks run on every op call, and
+// building each message there (shape_string, to_string) cost a few % of a decoding step.
+template <class Message>
+  requires std::invocable<const Message&>
+void require(bool condition, std::string_view op, const Message& message) {
+  if (!condition) require(false, op, std::string_view(message()));
+}
+
 void expect_rank(std::string_view op, std::string_view name, const Tensor& t, int rank) {
-  require(t.defined(), op, std::string(name) + " is undefined");
-  require(t.rank() == rank, op,
-          std::string(name) + " has shape " + shape_string(t.shape()) + ", expected rank " + std::to_string(rank));
+  require(t.defined(), op, [&] { return std::string(name) + " is undefined"; });
+  require(t.rank() == rank, op, [&] {
+    return std::string(name) + " has shape " + shape_string(t.shape()) + ", expected rank " + std::to_string(rank);
+  });
 }
 
 void expect(std::string_view op, std::string_view name, const Tensor& t, const Shape& shape, DType dtype,
             Device device) {
-  require(t.defined(), op, std::string(name) + " is undefined");
-  require(t.shape() == shape, op,
-          std::string(name) + " has shape " + shape_string(t.shape()) + ", expected " + shape_string(shape));
-  require(t.dtype() == dtype, op,
-          std::string(name) + " has dtype " + std::string(dtype_name(t.dtype())) + ", expected " +
-              std::string(dtype_name(dtype)));
+  require(t.defined(), op, [&] { return std::string(name) + " is undefined"; });
+  require(t.shape() == shape, op, [&] {
+    return std::string(name) + " has shape " + shape_string(t.shape()) + ", expected " + shape_string(shape);
+  });
+  require(t.dtype() == dtype, op, [&] {
+    return std::string(name) + " has dtype " + std::string(dtype_name(t.dtype())) + ", expected " +
+           std::string(dtype_name(dtype));
+  });
   require(t.device() == device, op,
-          std::string(name) + " is on " + std::string(device_name(t.device())) + ", expected " +
-              std::string(device_name(device)));
+          [&] { return std::string(name) + " is on " + std::string(device_name(t.device())) + ", expected " +
+              std::string(device_name(device)); });
 }
 
 void expect_optional(std::string_view op, std::string_view name, const Tensor* t, const Shape& shape,
@@ -40,10 +52,14 @@ AttentionDims attention_dims(std::string_view op, DType dtype, Device device, co
   expect_rank(op, "q", q, 3);
   expect_rank(op, "k", k, 3);
   expect_rank(op, "v", v, 3);
-  require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
+  require(heads > 0, op, [&] { return "heads must be positive, got " + std::to_string(heads); });
   AttentionDims d{q.dim(0), q.dim(1), k.dim(1), heads, 0, 0};
-  require(q.dim(2) % heads == 0, op, "q width " + std::to_string(q.dim(2)) + " is not divisible by heads " + std::to_string(heads));
-  require(v.dim(2) % heads == 0, op, "v width " + std::to_string(v.dim(2)) + " is not divisible by heads " + std::to_string(heads));
+  require(q.dim(2) % heads == 0, op, [&] {
+    return "q width " + std::to_string(q.dim(2)) + " is not divisible by heads " + std::to_string(heads);
+  });
+  require(v.dim(2) % heads == 0, op, [&] {
+    return "v width " + std::to_string(v.dim(2)) + " is not divisible by heads " + std::to_string(heads);
+  });
   d.dk = q.dim(2) / heads;
   d.dv = v.dim(2) / heads;
   expect(op, "q", q, {d.batch, d.tq, heads * d.dk}, dtype, device);
@@ -65,11 +81,12 @@ EmbeddingDims embedding_dims(std::string_view op, DType dtype, Device device, co
   expect(op, rows_name, rows, {dims.batch, dims.time, dims.d}, dtype, device);
   // The positions table is given exactly when positions are learned: anything else is wiring.
   if (pos == Positional::learned) {
-    require(positions != nullptr, op, std::string(positions_name) + " is required for learned positions");
+    require(positions != nullptr, op,
+            [&] { return std::string(positions_name) + " is required for learned positions"; });
     expect_rank(op, positions_name, *positions, 2);
     expect(op, positions_name, *positions, {positions->dim(0), dims.d}, dtype, device);
   } else {
-    require(positions == nullptr, op, std::string(positions_name) + " is only for learned positions");
+    require(positions == nullptr, op, [&] { return std::string(positions_name) + " is only for learned positions"; });
   }
   if (offset < 0) {
     throw std::out_of_range(std::string(op) + ": position offset " + std::to_string(offset) + " is negative");
@@ -249,21 +266,21 @@ namespace {
 // beta (forward) or dbeta (backward) is required for layer norm and must be null for rms.
 void norm_bias(std::string_view op, NormKind kind, std::string_view name, const Tensor* bias) {
   if (kind == NormKind::layer) {
-    require(bias != nullptr, op, std::string(name) + " is required for layer norm");
+    require(bias != nullptr, op, [&] { return std::string(name) + " is required for layer norm"; });
   } else {
-    require(bias == nullptr, op, std::string(name) + " must be null for rms norm");
+    require(bias == nullptr, op, [&] { return std::string(name) + " must be null for rms norm"; });
   }
 }
 
 NormDims norm_rows(std::string_view op, std::string_view x_name, const Tensor& x) {
   expect_rank(op, x_name, x, 2);
   const NormDims dims{x.dim(0), x.dim(1)};
-  require(dims.d > 0, op, std::string(x_name) + " has no features: shape " + shape_string(x.shape()));
+  require(dims.d > 0, op, [&] { return std::string(x_name) + " has no features: shape " + shape_string(x.shape()); });
   return dims;
 }
 
 void dropout_p(std::string_view op, const DropoutSpec& dropout) {
-  require(dropout.p >= 0 && dropout.p < 1, op, "p must be in [0, 1), got " + std::to_string(dropout.p));
+  require(dropout.p >= 0 && dropout.p < 1, op, [&] { return "p must be in [0, 1), got " + std::to_string(dropout.p); });
 }
 
 // residual, x (and the sum of the Post-LN form) [N, d], as the residual ops take them.
@@ -280,7 +297,7 @@ NormDims norm_forward_dims(std::string_view op, DType dtype, Device device, Norm
                            const Tensor& mean, const Tensor& rstd) {
   const NormDims dims = norm_rows(op, x_name, x);
   const std::int64_t n = dims.n, d = dims.d;
-  require(eps >= 0, op, "eps must be >= 0, got " + std::to_string(eps));
+  require(eps >= 0, op, [&] { return "eps must be >= 0, got " + std::to_string(eps); });
   norm_bias(op, kind, "beta", beta);
   expect(op, x_name, x, {n, d}, dtype, device);
   expect(op, "gamma", gamma, {d}, dtype, device);
@@ -350,14 +367,15 @@ NormDims add_dropout_norm_backward_dims(DType dtype, Device device, NormKind kin
 RopeDims rope_dims(std::string_view op, DType dtype, Device device, std::string_view x_name, const Tensor& x, int heads,
                    std::int64_t offset, std::string_view y_name, const Tensor& y) {
   expect_rank(op, x_name, x, 3);
-  require(heads > 0, op, "heads must be positive, got " + std::to_string(heads));
+  require(heads > 0, op, [&] { return "heads must be positive, got " + std::to_string(heads); });
   const std::int64_t batch = x.dim(0), time = x.dim(1), width = x.dim(2);
-  require(
-      width % heads == 0, op,
-      std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " + std::to_string(heads));
+  require(width % heads == 0, op, [&] {
+    return std::string(x_name) + " width " + std::to_string(width) + " is not divisible by heads " +
+           std::to_string(heads);
+  });
   const RopeDims dims{batch, time, width, width / heads};
   require(dims.head_width % 2 == 0, op,
-          "head width " + std::to_string(dims.head_width) + " is odd: rope rotates pairs");
+          [&] { return "head width " + std::to_string(dims.head_width) + " is odd: rope rotates pairs"; });
   expect(op, x_name, x, {batch, time, width}, dtype, device);
   expect(op, y_name, y, {batch, time, width}, dtype, device);
   if (offset < 0) {
@@ -426,9 +444,9 @@ void adam_update_dims(DType dtype, Device device, const Tensor& param, const Ten
                       const Tensor& v, double beta1, double beta2, std::int64_t step) {
   constexpr std::string_view op = "adam_update";
   // Bias correction divides by 1 - beta^step, which is 0 at step 0.
-  require(step >= 1, op, "step must be >= 1, got " + std::to_string(step));
-  require(beta1 >= 0 && beta1 < 1, op, "beta1 must be in [0, 1), got " + std::to_string(beta1));
-  require(beta2 >= 0 && beta2 < 1, op, "beta2 must be in [0, 1), got " + std::to_string(beta2));
+  require(step >= 1, op, [&] { return "step must be >= 1, got " + std::to_string(step); });
+  require(beta1 >= 0 && beta1 < 1, op, [&] { return "beta1 must be in [0, 1), got " + std::to_string(beta1); });
+  require(beta2 >= 0 && beta2 < 1, op, [&] { return "beta2 must be in [0, 1), got " + std::to_string(beta2); });
   expect(op, "param", param, param.shape(), dtype, device);
   expect(op, "grad", grad, param.shape(), dtype, device);
   expect(op, "m", m, param.shape(), dtype, device);

@@ -22,14 +22,22 @@ struct PhiloxKey {
   std::uint32_t site = 0;
 };
 
+// Philox's counter of block `block` and its key: the block number in words 0 and 1, the site and
+// the stream's low bits in 2 and 3; the seed, with the stream's high bits mixed in, as the key.
+// (The CPU backend's vector Philox, optimized/cpu/dropout_mask-inl.h, lays out the same words.)
+TR_HOST_DEVICE inline r123::Philox4x32::ctr_type philox_counter(const PhiloxKey& key, std::uint64_t block) {
+  return {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), key.site,
+           static_cast<std::uint32_t>(key.stream)}};
+}
+TR_HOST_DEVICE inline r123::Philox4x32::key_type philox_key(const PhiloxKey& key) {
+  return {{static_cast<std::uint32_t>(key.seed ^ (key.stream >> 32) * 0x9E3779B9u),
+           static_cast<std::uint32_t>(key.seed >> 32)}};
+}
+
 // Four 32-bit words for the block of elements [4*block, 4*block + 4).
 TR_HOST_DEVICE inline r123::Philox4x32::ctr_type philox_block(const PhiloxKey& key, std::uint64_t block) {
   r123::Philox4x32 rng;
-  r123::Philox4x32::ctr_type ctr = {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
-                                     key.site, static_cast<std::uint32_t>(key.stream)}};
-  r123::Philox4x32::key_type k = {{static_cast<std::uint32_t>(key.seed ^ (key.stream >> 32) * 0x9E3779B9u),
-                                   static_cast<std::uint32_t>(key.seed >> 32)}};
-  return rng(ctr, k);
+  return rng(philox_counter(key, block), philox_key(key));
 }
 
 // Uniform in [0, 1) with 24 random bits: exactly representable in float and double alike, so a

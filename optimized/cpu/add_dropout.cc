@@ -13,7 +13,6 @@
 #include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/dropout_chunks.h"
-#include "optimized/cpu/dropout_mask.h"
 #include "optimized/cpu/norm_parallel.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -23,6 +22,7 @@
 #include <hwy/highway.h>
 
 #include "optimized/cpu/dropout-inl.h"
+#include "optimized/cpu/dropout_mask-inl.h"
 #include "optimized/cpu/norm-inl.h"
 
 HWY_BEFORE_NAMESPACE();

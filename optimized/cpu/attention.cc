@@ -30,6 +30,7 @@
 #define HWY_TARGET_INCLUDE "optimized/cpu/attention.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "optimized/cpu/attention_backward-inl.h"
@@ -117,6 +118,14 @@ void forward_query_tile(FloatTag d, const AttentionProblem& p, std::int64_t b, s
   }
 }
 
+// How many key rows forward_single_query fetches ahead of its dot products.
+constexpr std::size_t kKeysAhead = 4;
+
+// Fetches the n floats from `row` into the cache, one prefetch per cache line.
+inline void prefetch_row(const float* row, std::size_t n) {
+  for (std::size_t c = 0; c < n; c += 64 / sizeof(float)) hwy::Prefetch(row + c);
+}
+
 // The incremental-decoding step (Tq = 1): one query against the cached keys. Nothing is packed
 // (a transposed copy of K would cost as much as the product): s_j = <q, k_j> as row dot
 // products, then o += p_j v_j row by row.
@@ -138,6 +147,12 @@ void forward_single_query(FloatTag d, const AttentionProblem& p, std::int64_t b,
     const std::size_t nk = static_cast<std::size_t>(std::min<std::int64_t>(kKeyTile, key_limit - j0));
     const std::size_t nk_pad = round_up(nk, lanes);
     for (std::size_t j = 0; j < nk_pad; ++j) {
+      // The key rows are strided (one head's slice of each row of the cache) and each is read
+      // once: fetch a few keys ahead, and the value rows that the weighted sum below reads.
+      if (j + kKeysAhead < nk) {
+        prefetch_row(p.k + p.qk_offset(b, j0 + static_cast<std::int64_t>(j + kKeysAhead), p.tk, h), dk);
+      }
+      if (j < nk) prefetch_row(p.v + p.v_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h), dv);
       s[j] = j < nk ? dot(d, q_row, p.k + p.qk_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h), dk) : 0.0f;
     }
     key_bias(padding != nullptr ? padding + j0 : nullptr, nk, nk_pad, bias);

@@ -22,7 +22,7 @@
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 
-#include "optimized/cpu/dropout_mask.h"
+#include "optimized/cpu/dropout_mask-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace trepro::cpu::HWY_NAMESPACE {
@@ -169,10 +169,10 @@ inline void multiply_row(FloatTag d, const float* x, const float* factor, std::s
 }
 
 // The inverted-dropout factors of `count` consecutive weights from element `first`
-// (dropout_mask.h: the reference's mask), and 0 for the padding lanes up to count_pad.
+// (dropout_mask-inl.h: the reference's mask), and 0 for the padding lanes up to count_pad.
 inline void dropout_factors(const DropoutSpec& dropout, std::uint64_t first, std::size_t count,
                             std::size_t count_pad, float* factor) {
-  trepro::cpu::dropout_factors(dropout, first, count, factor);
+  dropout_factors(dropout, first, count, factor);
   for (std::size_t n = count; n < count_pad; ++n) factor[n] = 0.0f;
 }
 

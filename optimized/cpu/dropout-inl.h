@@ -1,4 +1,4 @@
-// Applying dropout factors (dropout_mask.h) to vectors, once per Highway target; used by
+// Applying dropout factors (dropout_mask-inl.h) to vectors, once per Highway target; used by
 // dropout.cc and the fused residual ops of add_dropout.cc.
 
 // Per-target include guard (Highway's convention for -inl.h files).

@@ -1,4 +1,4 @@
-// Dropout of the optimized CPU backend (core/backend.h): the reference's mask (dropout_mask.h,
+// Dropout of the optimized CPU backend (core/backend.h): the reference's mask (dropout_mask-inl.h,
 // element index = flat index), drawn per chunk of elements into a per-worker buffer and applied
 // with vectors; forward and backward are the same map, so their masks agree.
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
 #include "optimized/cpu/dropout_chunks.h"
-#include "optimized/cpu/dropout_mask.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "optimized/cpu/dropout.cc"
@@ -19,11 +18,20 @@
 #include <hwy/highway.h>
 
 #include "optimized/cpu/dropout-inl.h"
+#include "optimized/cpu/dropout_mask-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace trepro::cpu::HWY_NAMESPACE {
 
-void dropout_apply_kernel(const float* x, const float* factor, const float* residual, float* out, std::size_t n) {
+// Elements [first, first + n): factor gets their dropout factors (1 when dropout is off), then
+// out = x factor (+ residual).
+void dropout_chunk_kernel(const DropoutSpec& dropout, std::uint64_t first, const float* x, const float* residual,
+                          float* out, std::size_t n, float* factor) {
+  if (dropout.active()) {
+    dropout_factors(dropout, first, n, factor);
+  } else {
+    std::fill(factor, factor + n, 1.0f);
+  }
   dropout_apply(x, factor, residual, out, n);
 }
 
@@ -33,24 +41,19 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace trepro::cpu {
 
-HWY_EXPORT(dropout_apply_kernel);
+HWY_EXPORT(dropout_chunk_kernel);
 
 void dropout_chunks(const CpuContext& ctx, const DropoutSpec& dropout, const float* x, const float* residual,
                     float* out, std::int64_t n) {
-  const auto kernel = for_target(HWY_DISPATCH_TABLE(dropout_apply_kernel), ctx.target);
+  const auto kernel = for_target(HWY_DISPATCH_TABLE(dropout_chunk_kernel), ctx.target);
   const std::int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
   ctx.pool.run(static_cast<int>(std::min<std::int64_t>(chunks, ctx.pool.threads())), [&](int task) {
     float* factor = ctx.workspace.floats(task, Slot::op_scratch2, kDropoutChunk);
     const int tasks = static_cast<int>(std::min<std::int64_t>(chunks, ctx.pool.threads()));
     for (std::int64_t c = task; c < chunks; c += tasks) {
       const std::int64_t begin = c * kDropoutChunk, count = std::min(kDropoutChunk, n - begin);
-      if (dropout.active()) {
-        dropout_factors(dropout, static_cast<std::uint64_t>(begin), static_cast<std::size_t>(count), factor);
-      } else {
-        std::fill(factor, factor + count, 1.0f);
-      }
-      kernel(x + begin, factor, residual != nullptr ? residual + begin : nullptr, out + begin,
-             static_cast<std::size_t>(count));
+      kernel(dropout, static_cast<std::uint64_t>(begin), x + begin, residual != nullptr ? residual + begin : nullptr,
+             out + begin, static_cast<std::size_t>(count), factor);
     }
   });
 }

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "optimized/cpu/activation-inl.h"
@@ -85,6 +86,11 @@ void gemm_rows(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t
       for (std::size_t i = 0; i < m; ++i) acc[i] = hn::Zero(d8);
       std::size_t k = 0;
       for (; k + 8 <= kc; k += 8) {
+        // The next 8 columns' weights, the same depths: the loads of w are what this loop waits
+        // for (w is read once per call, and the vocabulary projection's is larger than L2).
+        if (k % 16 == 0) {
+          for (std::size_t c = 0; c < 8; ++c) hwy::Prefetch(line[c] + 8 * g.b.col_stride + p0 + k);
+        }
         Vec8 b_rows[8];  // b_rows[t] = B(p0 + k + t, j .. j + 7)
         transpose_8x8(line, p0 + k, b_rows);
         for (std::size_t t = 0; t < 8; ++t) {
