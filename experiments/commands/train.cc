@@ -45,7 +45,9 @@ void add_train_command(CLI::App& app) {
     if (*o->steps_option) o->run.max_steps = o->steps;
     if (*o->validate_option) o->run.validate_every = o->validate_every;
     if (*o->checkpoint_option) o->run.checkpoint_every = o->checkpoint_every;
-    o->run.make_backend = [o] { return o->backend.make(); };
+    // A plain pointer: the command owns run.make_backend, so holding `o` there would be a cycle
+    // that is never freed (LeakSanitizer); the app keeps the command alive while it runs.
+    o->run.make_backend = [command = o.get()] { return command->backend.make(); };
     const std::unique_ptr<Communicator> comm = make_world_communicator();
     o->run.comm = comm.get();
     if (comm->size() == 1) return train_run(o->run);
