@@ -99,13 +99,21 @@ void BM_attention_backward(benchmark::State& state) {
   }
 }
 
+// Self-attention at T = 128 .. 8192 (the PyTorch peer, bench/cuda_torch_peer.py, times the same
+// shapes), and decoding steps.
 void self_attention(benchmark::internal::Benchmark* b) {
-  b->Args({128, 128})->Args({512, 512})->Args({1, 512})->Args({1, 2048})->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (std::int64_t t : {128, 512, 2048, 8192}) b->Args({t, t});
+  b->Args({1, 512})->Args({1, 2048})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+void self_attention_backward(benchmark::internal::Benchmark* b) {
+  for (std::int64_t t : {128, 512, 2048, 8192}) b->Args({t, t});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
 BENCHMARK(BM_attention_forward)->Apply(self_attention);
 BENCHMARK(BM_naive_attention_forward)->Apply(self_attention);
-BENCHMARK(BM_attention_backward)->Args({128, 128})->Args({512, 512})->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_attention_backward)->Apply(self_attention_backward);
 
 }  // namespace
 }  // namespace trepro::bench

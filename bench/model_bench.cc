@@ -13,6 +13,7 @@
 
 #include "bench/bench_support.h"
 #include "bench/fma_peak.h"
+#include "bench/model_shapes.h"
 #include "core/config.h"
 #include "model/trainer.h"
 #include "model/transformer.h"
@@ -24,30 +25,6 @@ namespace trepro::bench {
 namespace {
 
 Config paper_base() { return load_config(TREPRO_SOURCE_DIR "/experiments/configs/paper_base.json"); }
-
-// Multiply-adds of one forward, times 2: the linear layers (per token), the output projection,
-// and attention (q k^T and p v: 2 T_q T_k d per layer each).
-double forward_flops(const ModelConfig& m, std::int64_t batch, std::int64_t s, std::int64_t t) {
-  const double d = static_cast<double>(m.d_model), f = static_cast<double>(m.d_ff);
-  const double src = static_cast<double>(batch * s), tgt = static_cast<double>(batch * t);
-  const double encoder = m.encoder_layers * (2 * src * (4 * d * d + 2 * d * f) + 4.0 * batch * s * s * d);
-  // Decoder: self-attention q, k, v, o and cross-attention q, o on target tokens, cross k, v on
-  // source tokens, the FFN on target tokens.
-  const double decoder = m.decoder_layers * (2 * tgt * (6 * d * d + 2 * d * f) + 2 * src * 2 * d * d +
-                                             4.0 * batch * t * t * d + 4.0 * batch * t * s * d);
-  return encoder + decoder + 2 * tgt * d * static_cast<double>(m.vocab_size);
-}
-
-Batch random_batch(std::int64_t batch, std::int64_t length, std::int64_t vocab) {
-  Batch b{Tensor::empty({batch, length}, DType::i32), Tensor::empty({batch, length}, DType::i32),
-          Tensor::empty({batch, length}, DType::i32)};
-  for (std::int64_t i = 0; i < batch * length; ++i) {
-    b.src.set(i, 1 + static_cast<double>((i * 7919) % (vocab - 1)));
-    b.tgt.set(i, 1 + static_cast<double>((i * 104729) % (vocab - 1)));
-    b.labels.set(i, 1 + static_cast<double>((i * 1299709) % (vocab - 1)));
-  }
-  return b;
-}
 
 void report(benchmark::State& state, double flops, double seconds, int threads) {
   const double achieved = flops / seconds * 1e-9, peak = fma_peak_gflops(threads);
