@@ -21,9 +21,19 @@ Tensor int_tensor(Backend& backend, const Shape& shape, const std::vector<double
   return backend.upload(Tensor::from_values(shape, DType::i32, values));
 }
 
+namespace {
+
+// A host tensor as it is; a device tensor downloaded by its backend (the cuda backend refuses to
+// download what is already on the host, as a test comparing against a downloaded copy would ask).
+Tensor on_host(Backend& backend, const Tensor& t) {
+  return t.device() == Device::cpu ? t : backend.download(t);
+}
+
+}  // namespace
+
 double dot(Backend& backend, const Tensor& a, const Tensor& b) {
-  Tensor ha = backend.download(a);
-  Tensor hb = backend.download(b);
+  Tensor ha = on_host(backend, a);
+  Tensor hb = on_host(backend, b);
   if (ha.numel() != hb.numel()) throw std::invalid_argument("dot: sizes differ");
   double sum = 0.0;
   for (std::int64_t i = 0; i < ha.numel(); ++i) sum += ha.at(i) * hb.at(i);
@@ -32,8 +42,8 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
 
 ::testing::AssertionResult all_close(const std::string& what, Backend& actual_backend, const Tensor& actual,
                                      Backend& expected_backend, const Tensor& expected, Tolerance tol) {
-  Tensor a = actual_backend.download(actual);
-  Tensor e = expected_backend.download(expected);
+  Tensor a = on_host(actual_backend, actual);
+  Tensor e = on_host(expected_backend, expected);
   if (a.shape() != e.shape()) {
     return ::testing::AssertionFailure() << what << ": shape " << shape_string(a.shape()) << ", expected "
                                          << shape_string(e.shape());
