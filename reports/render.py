@@ -74,15 +74,16 @@ def fmt(value, digits=2):
 
 def runs_table(runs):
     lines = ["| run | data | layers | d_model | heads | d_ff | norm | activation | positional | steps | "
-             "best val PPL | test PPL | sacreBLEU | tok-lc BLEU | target tok/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "best val PPL | test PPL | sacreBLEU | tok-lc BLEU | backend | target tok/s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         steps = r.steps()
         lines.append(f"| {r.name} | {r.direction()} | {r.model('encoder_layers')}+{r.model('decoder_layers')} | "
                      f"{r.model('d_model')} | {r.model('heads')} | {r.model('d_ff')} | {r.model('norm')} | "
                      f"{r.model('activation')} | {r.model('positional')} | {steps[-1]['step'] if steps else 0} | "
                      f"{fmt(r.best_validation_perplexity())} | {fmt(r.test_perplexity())} | {fmt(r.bleu())} | "
-                     f"{fmt(r.bleu_tokenized_lowercase())} | {fmt(r.tokens_per_second(), 0)} |")
+                     f"{fmt(r.bleu_tokenized_lowercase())} | {r.data.get('backend', '')} | "
+                     f"{fmt(r.tokens_per_second(), 0)} |")
     signatures = sorted({r.bleu_signature() for r in runs if r.bleu_signature()})
     if signatures:
         lines += ["", "sacreBLEU signature: " + ", ".join(f"`{s}`" for s in signatures)]

@@ -8,7 +8,9 @@ import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_check_report.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "gpu_check_report.py")
+SUMMARY = os.path.join(HERE, "..", "reports", "gpu_summary.py")
 
 GTEST_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="4" failures="1" disabled="0" errors="0" name="AllTests">
@@ -61,6 +63,10 @@ class GpuCheckReport(unittest.TestCase):
             subprocess.run([sys.executable, SCRIPT, root, "build"], check=True)
             with open(os.path.join(root, "report.json")) as f:
                 report = json.load(f)
+            subprocess.run([sys.executable, SUMMARY, os.path.join(root, "report.json"),
+                            os.path.join(root, "summary.md")], check=True)
+            with open(os.path.join(root, "summary.md")) as f:
+                summary = f.read()
         self.assertEqual(report["commit"], "0123abcd")
         self.assertEqual(report["uncommitted_changes"], [" M scripts/gpu-check"])
         tests = report["tests"]
@@ -81,6 +87,11 @@ class GpuCheckReport(unittest.TestCase):
         self.assertFalse(step["met"])
         self.assertNotIn("paper-base 32x128 float32 vs nn.Transformer forward", pairs)  # ours not run
         self.assertIn("unavailable", report["bf16"]["compare_kernels"]["float32"])
+        # The markdown summary: counts, the failures by name, a PyTorch row with its goal.
+        self.assertIn("cuda tests: 2 passed, 2 failed, 1 skipped of 4", summary)
+        self.assertIn("- `AllBackends/LinearTest.Backward/cuda`", summary)
+        self.assertIn("| paper-base 32x128 float32 vs nn.Transformer training step | 40 | 30 | 0.75 | >= 1 | no |",
+                      summary)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def summary_checks(out):
     with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
         md = f.read()
     check("| tiny_run | multi30k de-en | 3+3 | 256 | 8 | 512 | post | relu | sinusoidal | 60 | 10.68 | 11.50 | "
-          "30.12 | 33.40 | 4320 |" in md, "runs table row of tiny_run")
+          "30.12 | 33.40 | reference-f32 | 4320 |" in md, "runs table row of tiny_run")
     check("| heads1 seed 1 | multi30k de-en | 3+3 | 256 | 1 |" in md and "| heads8 seed 2 | multi30k de-en | 3+3 | "
           "256 | 8 |" in md, "the cells table lists each (variant, seed) that ran")
     check("| seed_1 |" not in md and md.count("| heads1 seed 1 |") == 1,
