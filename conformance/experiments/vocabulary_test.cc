@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "core/atomic_file.h"
 
@@ -102,6 +104,33 @@ TEST(Vocabulary, ASizeTheDataCannotReachIsAnErrorNamingTheModel) {
     EXPECT_NE(std::string(e.what()).find(path + ": sentencepiece training failed"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(path)) << "a failed training left a file";
+}
+
+// BPE training reports its merged pieces as it goes (sentencepiece's log, read while it trains),
+// gives the same model as without the reporting, and leaves std::cerr as it found it.
+TEST(Vocabulary, BpeTrainingReportsItsPiecesAndRestoresCerr) {
+  std::vector<std::int64_t> counts;
+  std::streambuf* const cerr_before = std::cerr.rdbuf();
+  VocabularyOptions options{VocabularyKind::bpe, 200, 1, [&](std::int64_t n) { counts.push_back(n); }};
+  Vocabulary::train(corpus(), options, model_path("reported.model"));
+  EXPECT_EQ(std::cerr.rdbuf(), cerr_before);
+  ASSERT_GE(counts.size(), 3u) << "sentencepiece's Added lines were not read";
+  EXPECT_TRUE(std::is_sorted(counts.begin(), counts.end()));
+  EXPECT_GT(counts.front(), 0);
+  EXPECT_LT(counts.back(), 200);
+  Vocabulary::train(corpus(), {VocabularyKind::bpe, 200, 1}, model_path("silent.model"));
+  EXPECT_EQ(read_file(model_path("reported.model")), read_file(model_path("silent.model")));
+}
+
+// The notes of train_vocabulary: the start and the end (progress lines come every 5 s, and this
+// training takes milliseconds).
+TEST(Vocabulary, TrainVocabularyNotesStartProgressAndEnd) {
+  std::vector<std::string> notes;
+  train_vocabulary(corpus(), VocabularyConfig{VocabularyKind::bpe, 200, 0}, model_path("noted.model"),
+                   [&](const std::string& line) { notes.push_back(line); });
+  ASSERT_GE(notes.size(), 2u);
+  EXPECT_EQ(notes.front(), "vocabulary: training bpe 200 on 216 sentences");
+  EXPECT_NE(notes.back().find("vocabulary: training bpe 200: 216 sentences in "), std::string::npos) << notes.back();
 }
 
 TEST(Vocabulary, LoadingAMissingOrBrokenFileIsAnErrorNamingIt) {

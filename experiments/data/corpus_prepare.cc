@@ -160,12 +160,7 @@ Vocabulary make_vocabulary(const Config& config, const CorpusSpec& spec, const s
   }
   const VocabularyConfig& v = config.data.vocabulary;
   const std::vector<std::string> sentences = vocabulary_sentences(spec, v.sample_sentences, note);
-  RateProgress progress("vocabulary: training " + to_string(v.kind) + " " + std::to_string(v.size), "sentences", note);
-  note("vocabulary: training " + to_string(v.kind) + " " + std::to_string(v.size) + " on " +
-       std::to_string(sentences.size()) + " sentences (sentencepiece reports no progress of its own)");
-  Vocabulary vocabulary = Vocabulary::train(sentences, {v.kind, v.size, 2}, path);
-  progress.finish(static_cast<std::int64_t>(sentences.size()));
-  return vocabulary;
+  return train_vocabulary(sentences, v, path, note);
 }
 
 nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, const std::string& given_vocabulary,

@@ -3,10 +3,16 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <streambuf>
 #include <unordered_map>
 
 #include "core/atomic_file.h"
+#include "experiments/data/rate_progress.h"
 
 namespace trepro {
 
@@ -24,6 +30,55 @@ class VectorIterator : public sentencepiece::SentenceIterator {
  private:
   const std::vector<std::string>& sentences_;
   std::size_t index_ = 0;
+};
+
+// Takes std::cerr's place while sentencepiece trains with its INFO logging on: the BPE trainer's
+// "Added: freq=F size=N ..." lines give N to the callback, its warnings and errors (lines
+// "...LOG(WARNING)..." and worse) go on to the original stream, and the rest of its INFO output
+// (including the multi-line dump of its settings) is dropped.
+// Restores std::cerr when destroyed, also when training throws.
+class PieceCountReader : public std::streambuf {
+ public:
+  explicit PieceCountReader(std::function<void(std::int64_t)> on_pieces)
+      : on_pieces_(std::move(on_pieces)), original_(std::cerr.rdbuf(this)) {}
+  ~PieceCountReader() override {
+    std::cerr.rdbuf(original_);
+    if (!line_.empty()) finish_line();
+  }
+  PieceCountReader(const PieceCountReader&) = delete;
+  PieceCountReader& operator=(const PieceCountReader&) = delete;
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (ch == '\n') {
+      finish_line();
+    } else {
+      line_.push_back(static_cast<char>(ch));
+    }
+    return ch;
+  }
+
+ private:
+  void finish_line() {
+    const bool logged = line_.find("LOG(") != std::string::npos;
+    const bool info = line_.find("LOG(INFO)") != std::string::npos;
+    const std::size_t added = line_.find("Added: ");
+    const std::size_t size = line_.find(" size=", added == std::string::npos ? 0 : added);
+    if (info && added != std::string::npos && size != std::string::npos) {
+      on_pieces_(std::strtoll(line_.c_str() + size + 6, nullptr, 10));
+    } else if (logged && !info) {
+      original_->sputn(line_.data(), static_cast<std::streamsize>(line_.size()));
+      original_->sputc('\n');
+    }
+    line_.clear();
+  }
+
+  std::function<void(std::int64_t)> on_pieces_;
+  std::streambuf* original_;
+  std::mutex mutex_;
+  std::string line_;
 };
 
 void check_special_ids(const sentencepiece::SentencePieceProcessor& sp, const std::string& source) {
@@ -46,6 +101,7 @@ Vocabulary::Vocabulary(std::shared_ptr<const sentencepiece::SentencePieceProcess
 Vocabulary Vocabulary::train(const std::vector<std::string>& sentences, const VocabularyOptions& options,
                              const std::string& model_path) {
   if (sentences.empty()) throw std::invalid_argument("vocabulary: no sentences to train on");
+  const bool report_pieces = options.on_pieces && options.kind == VocabularyKind::bpe;
   const std::unordered_map<std::string, std::string> arguments = {
       {"model_type", to_string(options.kind)},
       {"vocab_size", std::to_string(options.size)},
@@ -56,16 +112,36 @@ Vocabulary Vocabulary::train(const std::vector<std::string>& sentences, const Vo
       // Multi30K is small enough to use whole; sentencepiece would otherwise sample.
       {"input_sentence_size", std::to_string(sentences.size())},
       {"shuffle_input_sentence", "false"},
-      {"minloglevel", "2"},
+      // INFO lines only where PieceCountReader reads them.
+      {"minloglevel", report_pieces ? "0" : "2"},
   };
   VectorIterator iterator(sentences);
   std::string serialized;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(arguments, &iterator, &serialized);
+  sentencepiece::util::Status status;
+  {
+    std::optional<PieceCountReader> reader;
+    if (report_pieces) reader.emplace(options.on_pieces);
+    status = sentencepiece::SentencePieceTrainer::Train(arguments, &iterator, &serialized);
+  }
   if (!status.ok()) {
     throw std::runtime_error(model_path + ": sentencepiece training failed: " + std::string(status.message()));
   }
   write_file_atomically(model_path, serialized);
   return load(model_path);
+}
+
+Vocabulary train_vocabulary(const std::vector<std::string>& sentences, const VocabularyConfig& config,
+                            const std::string& model_path, const std::function<void(const std::string&)>& note) {
+  const std::string what = "vocabulary: training " + to_string(config.kind) + " " + std::to_string(config.size);
+  note(what + " on " + std::to_string(sentences.size()) + " sentences");
+  RateProgress done(what, "sentences", note);
+  RateProgress merging(what, "pieces", note);
+  VocabularyOptions options{config.kind, config.size, 2, [&](std::int64_t pieces) {
+                              merging.update(pieces, static_cast<double>(pieces) / static_cast<double>(config.size));
+                            }};
+  Vocabulary vocabulary = Vocabulary::train(sentences, options, model_path);
+  done.finish(static_cast<std::int64_t>(sentences.size()));
+  return vocabulary;
 }
 
 Vocabulary Vocabulary::load(const std::string& model_path) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct VocabularyOptions {
   VocabularyKind kind = VocabularyKind::bpe;
   std::int64_t size = 8000;
   int threads = 2;  // sentencepiece trainer threads
+  // BPE only: called with the number of merged pieces as sentencepiece's trainer reports them
+  // (every 20 merges), for a progress line; sentencepiece has no callback, so its log lines are
+  // read while it trains (warnings and errors still reach std::cerr).
+  std::function<void(std::int64_t pieces)> on_pieces;
 };
 
 class Vocabulary {
@@ -50,5 +55,10 @@ class Vocabulary {
   std::shared_ptr<const sentencepiece::SentencePieceProcessor> processor_;
   std::string source_;  // the model file, named in errors
 };
+
+// Trains config's vocabulary on `sentences` into `model_path` with progress notes: the start, a
+// line with the pieces merged, their rate and the ETA every few seconds (BPE), and the end.
+Vocabulary train_vocabulary(const std::vector<std::string>& sentences, const VocabularyConfig& config,
+                            const std::string& model_path, const std::function<void(const std::string&)>& note);
 
 }  // namespace trepro

@@ -86,9 +86,7 @@ Vocabulary run_vocabulary(const Config& config, const CorpusSpec& spec, const st
   }
   const VocabularyConfig& v = config.data.vocabulary;
   const std::vector<std::string> sentences = vocabulary_sentences(spec, v.sample_sentences, note);
-  note("vocabulary: training " + to_string(v.kind) + " " + std::to_string(v.size) + " on " +
-       std::to_string(sentences.size()) + " sentences");
-  return Vocabulary::train(sentences, {v.kind, v.size, 2}, model_path);
+  return train_vocabulary(sentences, v, model_path, note);
 }
 
 // The vocabulary of a run on a prepared folder: the folder's, copied into the run (decoding
