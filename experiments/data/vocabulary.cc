@@ -42,8 +42,8 @@ class PieceCountReader : public std::streambuf {
   explicit PieceCountReader(std::function<void(std::int64_t)> on_pieces)
       : on_pieces_(std::move(on_pieces)), original_(std::cerr.rdbuf(this)) {}
   ~PieceCountReader() override {
+    if (!line_.empty()) finish_line(line_);
     std::cerr.rdbuf(original_);
-    if (!line_.empty()) finish_line();
   }
   PieceCountReader(const PieceCountReader&) = delete;
   PieceCountReader& operator=(const PieceCountReader&) = delete;
@@ -51,28 +51,36 @@ class PieceCountReader : public std::streambuf {
  protected:
   int_type overflow(int_type ch) override {
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (ch == '\n') {
-      finish_line();
-    } else {
-      line_.push_back(static_cast<char>(ch));
+    std::string line;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (ch != '\n') {
+        line_.push_back(static_cast<char>(ch));
+        return ch;
+      }
+      line.swap(line_);
     }
+    finish_line(line);
     return ch;
   }
 
  private:
-  void finish_line() {
-    const bool logged = line_.find("LOG(") != std::string::npos;
-    const bool info = line_.find("LOG(INFO)") != std::string::npos;
-    const std::size_t added = line_.find("Added: ");
-    const std::size_t size = line_.find(" size=", added == std::string::npos ? 0 : added);
+  // Outside the lock, and with std::cerr given back while the callback runs: a callback that
+  // prints its progress to std::cerr would otherwise write into this buffer (and wait on its
+  // own lock).
+  void finish_line(const std::string& line) {
+    const bool logged = line.find("LOG(") != std::string::npos;
+    const bool info = line.find("LOG(INFO)") != std::string::npos;
+    const std::size_t added = line.find("Added: ");
+    const std::size_t size = line.find(" size=", added == std::string::npos ? 0 : added);
     if (info && added != std::string::npos && size != std::string::npos) {
-      on_pieces_(std::strtoll(line_.c_str() + size + 6, nullptr, 10));
+      std::cerr.rdbuf(original_);
+      on_pieces_(std::strtoll(line.c_str() + size + 6, nullptr, 10));
+      std::cerr.rdbuf(this);
     } else if (logged && !info) {
-      original_->sputn(line_.data(), static_cast<std::streamsize>(line_.size()));
+      original_->sputn(line.data(), static_cast<std::streamsize>(line.size()));
       original_->sputc('\n');
     }
-    line_.clear();
   }
 
   std::function<void(std::int64_t)> on_pieces_;
@@ -135,9 +143,11 @@ Vocabulary train_vocabulary(const std::vector<std::string>& sentences, const Voc
   const std::string what = "vocabulary: training " + to_string(config.kind) + " " + std::to_string(config.size);
   note(what + " on " + std::to_string(sentences.size()) + " sentences");
   RateProgress done(what, "sentences", note);
-  RateProgress merging(what, "pieces", note);
+  // Timed from the first merge: sentencepiece reads and counts the sentences before it.
+  std::optional<RateProgress> merging;
   VocabularyOptions options{config.kind, config.size, 2, [&](std::int64_t pieces) {
-                              merging.update(pieces, static_cast<double>(pieces) / static_cast<double>(config.size));
+                              if (!merging) merging.emplace(what, "pieces", note);
+                              merging->update(pieces, static_cast<double>(pieces) / static_cast<double>(config.size));
                             }};
   Vocabulary vocabulary = Vocabulary::train(sentences, options, model_path);
   done.finish(static_cast<std::int64_t>(sentences.size()));
