@@ -8,6 +8,7 @@
 // fraction of the datasheet's dense peak for the precision.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 #include <benchmark/benchmark.h>
 
@@ -55,35 +56,49 @@ double time_iterations(benchmark::State& state, F&& f) {
          static_cast<double>(state.iterations());
 }
 
-void BM_CudaModelForward(benchmark::State& state) {
+// The paper-base model, initialized, on a cuda backend in the benchmark's precision, and a batch
+// of the benchmark's shape; null after a skip naming why there is no device.
+struct PaperBaseOnDevice {
+  std::unique_ptr<cuda::CudaBackend> backend;
+  Config config;
+  std::unique_ptr<Transformer> model;
+  Batch batch;
+};
+
+std::unique_ptr<PaperBaseOnDevice> paper_base_on_device(benchmark::State& state) {
   auto backend = cuda_backend_or_skip(state);
-  if (!backend) return;
-  const std::int64_t batch = state.range(0), length = state.range(1);
-  const Config config = paper_base(precision_arg(state));
-  backend->set_precision(config.train.precision);
-  Transformer model(config.model, *backend);
-  model.initialize(config.train.seed);
-  const Batch b = random_batch(batch, length, config.model.vocab_size);
+  if (!backend) return nullptr;
+  auto setup = std::make_unique<PaperBaseOnDevice>();
+  setup->backend = std::move(backend);
+  setup->config = paper_base(precision_arg(state));
+  setup->backend->set_precision(setup->config.train.precision);
+  setup->model = std::make_unique<Transformer>(setup->config.model, *setup->backend);
+  setup->model->initialize(setup->config.train.seed);
+  setup->batch = random_batch(state.range(0), state.range(1), setup->config.model.vocab_size);
+  return setup;
+}
+
+double step_flops(const benchmark::State& state, const Config& config) {
+  return forward_flops(config.model, state.range(0), state.range(1), state.range(1));
+}
+
+void BM_CudaModelForward(benchmark::State& state) {
+  const auto on = paper_base_on_device(state);
+  if (!on) return;
   const double seconds = time_iterations(state, [&] {
-    benchmark::DoNotOptimize(model.forward(b));
-    backend->synchronize("cuda_model_bench forward");
+    benchmark::DoNotOptimize(on->model->forward(on->batch));
+    on->backend->synchronize("cuda_model_bench forward");
   });
-  report(state, forward_flops(config.model, batch, length, length), seconds);
+  report(state, step_flops(state, on->config), seconds);
 }
 
 void BM_CudaModelTrainStep(benchmark::State& state) {
-  auto backend = cuda_backend_or_skip(state);
-  if (!backend) return;
-  const std::int64_t batch = state.range(0), length = state.range(1);
-  const Config config = paper_base(precision_arg(state));
-  backend->set_precision(config.train.precision);
-  Transformer model(config.model, *backend);
-  model.initialize(config.train.seed);
-  Trainer trainer(model, config);
-  const Batch b = random_batch(batch, length, config.model.vocab_size);
+  const auto on = paper_base_on_device(state);
+  if (!on) return;
+  Trainer trainer(*on->model, on->config);
   // step() returns the loss and gradient norm on the host, so it ends with the stream drained.
-  const double seconds = time_iterations(state, [&] { benchmark::DoNotOptimize(trainer.step(b)); });
-  report(state, 3 * forward_flops(config.model, batch, length, length), seconds);
+  const double seconds = time_iterations(state, [&] { benchmark::DoNotOptimize(trainer.step(on->batch)); });
+  report(state, 3 * step_flops(state, on->config), seconds);
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
