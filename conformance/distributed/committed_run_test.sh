@@ -2,8 +2,10 @@
 # One process with train.replicas at its default trains what it trained before data-parallel
 # training existed, so the committed results stay valid: the first steps of the committed
 # Multi30K anchor run (reports/runs/multi30k_deen_anchor, dropout 0.2) are retrained on its
-# backend and their loss and gradient norm must equal the committed ones exactly. Skips (exit
-# 77), saying why, without Multi30K, without that CPU target, or in a build that is not Release.
+# backend and their loss and gradient norm must equal the committed ones exactly. Skips, saying
+# why, without Multi30K or in a build that is not Release (exit 77: a failure under CI=true), and
+# on a CPU without the run's target (printing "SKIP (hardware)": a skip everywhere; CI's
+# machines are Zen 3 or Zen 4, and the anchor ran on cpu-avx3).
 # usage: committed_run_test.sh TREPRO SOURCE_DIR BUILD_TYPE
 set -euo pipefail
 trepro=$1
@@ -18,9 +20,11 @@ if [[ $build_type != Release ]]; then
   exit 77
 fi
 backend=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["backend"])' "$committed/report.json")
-if ! "$trepro" backends | grep -q "\"$backend\""; then
-  echo "SKIP: the committed run's backend $backend is not available on this CPU"
-  exit 77
+if [[ $("$trepro" backends) != *"\"$backend\""* ]]; then
+  # Hardware, not a package: no setup can add it, so this skip holds in CI too (ctest reads it
+  # from the output: SKIP_REGULAR_EXPRESSION), where exit 77 would be a failure.
+  echo "SKIP (hardware): the committed run's backend $backend is not available on this CPU"
+  exit 0
 fi
 if ! "$trepro" train "$committed/config.json" --out "$scratch/run" --steps "$steps" --backend "$backend" \
   >"$scratch/train.log" 2>&1; then
