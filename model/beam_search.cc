@@ -40,17 +40,34 @@ bool better(const Candidate& a, const Candidate& b) {
 // The best `count` tokens of one hypothesis's row of V log-probabilities, best first. Scanning
 // ids upwards, a candidate is kept only when strictly above the current last of the best: an
 // equal score with a larger id is never better.
+//
+// Once the best are `count` (before that, floor is NaN, below which nothing is), a row value at
+// or below `floor` cannot enter them: floor is below
+// every value v with base + v > last (the margin covers the rounding of the subtraction, of the
+// sum and of the cast), so most of the row is passed over with one comparison in T, not a
+// conversion, an addition and a comparison in double; the exact test decides the rest.
 template <class T>
 void best_in_row(const T* row, std::int64_t vocab, double base, std::int64_t live_index, std::size_t count,
                  const SearchTokens& tokens, std::vector<Candidate>& best) {
   const std::size_t first = best.size();
+  constexpr T kNothing = std::numeric_limits<T>::quiet_NaN();
+  T floor = kNothing;
+  const auto update_floor = [&] {
+    const double last = best.back().log_prob;
+    const double margin = 1e-6 * (1.0 + std::abs(last) + std::abs(base));
+    floor = std::isfinite(last) && std::isfinite(base)
+                ? std::nextafter(static_cast<T>(last - base - margin), -std::numeric_limits<T>::infinity())
+                : kNothing;
+  };
   for (std::int64_t v = 0; v < vocab; ++v) {
+    if (row[v] <= floor) continue;
     const double log_prob = base + static_cast<double>(row[v]);
     if (best.size() - first == count && !(log_prob > best.back().log_prob)) continue;
     if (v == tokens.pad || v == tokens.bos) continue;
     const Candidate c{log_prob, live_index, v};
     best.insert(std::upper_bound(best.begin() + static_cast<std::ptrdiff_t>(first), best.end(), c, better), c);
     if (best.size() - first > count) best.pop_back();
+    if (best.size() - first == count) update_floor();
   }
 }
 

@@ -27,7 +27,8 @@ Tensor CachedScorer::next_log_probs(const std::vector<std::int64_t>& tokens) {
   Tensor logits = decoder_.step(ids_tensor(tokens));  // [R, V]
   Tensor log_probs = backend.empty(logits.shape(), backend.dtype());
   backend.log_softmax_forward(logits, log_probs);
-  return backend.download(log_probs);
+  // A host backend's tensor is already where the search reads it, and nothing else holds it.
+  return log_probs.device() == Device::cpu ? log_probs : backend.download(log_probs);
 }
 
 void CachedScorer::reorder(const std::vector<std::int64_t>& rows) { decoder_.reorder(ids_tensor(rows)); }

@@ -5,7 +5,22 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace trepro::cpu {
+
+namespace {
+
+// Tells the core that this is a spin loop: on x86 it yields the pipeline to the sibling thread.
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) : threads_(threads) {
   if (threads < 1) throw std::invalid_argument("ThreadPool: threads must be >= 1, got " + std::to_string(threads));
@@ -15,7 +30,7 @@ ThreadPool::ThreadPool(int threads) : threads_(threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -25,19 +40,30 @@ void ThreadPool::run_share(int worker) {
   for (int task = worker; task < job_tasks_; task += threads_) (*job_)(task);
 }
 
+template <class Ready>
+void ThreadPool::await(std::condition_variable& signal, const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned spins = 1; !ready(); ++spins) {
+    if (spins % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
+      std::unique_lock lock(mutex_);
+      signal.wait(lock, ready);
+      return;
+    }
+    relax();
+  }
+}
+
 void ThreadPool::worker_loop(int worker) {
   std::uint64_t seen = 0;
   for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-    }
+    await(wake_, [&] { return stop_.load() || generation_.load() != seen; });
+    if (stop_.load()) return;
+    seen = generation_.load();
     run_share(worker);
-    {
+    if (pending_.fetch_sub(1) == 1) {
+      // The caller may have gone to sleep: notify under the mutex it checks pending_ with.
       std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -52,8 +78,8 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
       running_ = true;
       job_ = &fn;
       job_tasks_ = tasks;
-      pending_ = threads_ - 1;
-      ++generation_;
+      pending_.store(threads_ - 1);
+      generation_.fetch_add(1);
     }
   }
   if (inline_only) {
@@ -62,8 +88,8 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
   }
   wake_.notify_all();
   run_share(0);
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  await(done_, [&] { return pending_.load() == 0; });
+  std::lock_guard lock(mutex_);
   running_ = false;
   job_ = nullptr;
 }
