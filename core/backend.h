@@ -69,6 +69,14 @@ class Backend {
       throw std::invalid_argument("backend " + name() + " has no bf16 mode (only cuda has one)");
     }
   }
+  // Between begin_constant_weights() and the matching end_constant_weights() (they nest; use
+  // ConstantWeights below), the caller promises that no tensor passed to linear_forward as `w`
+  // is written or freed. A backend may then keep each weight arranged for its GEMM instead of
+  // arranging it at every call (the cpu backend packs it once). Decoding holds such a scope;
+  // training never does, since the optimizer writes the weights at every step. Results are the
+  // same bits either way.
+  virtual void begin_constant_weights() {}
+  virtual void end_constant_weights() {}
 
   // ---- Memory -------------------------------------------------------------------------------
   virtual Tensor empty(const Shape& shape, DType dtype) = 0;
@@ -232,6 +240,18 @@ class Backend {
   //   param -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
   virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, double lr,
                            double beta1, double beta2, double eps, std::int64_t step) = 0;
+};
+
+// A scope of constant weights (Backend::begin_constant_weights) on `backend`.
+class ConstantWeights {
+ public:
+  explicit ConstantWeights(Backend& backend) : backend_(backend) { backend_.begin_constant_weights(); }
+  ~ConstantWeights() { backend_.end_constant_weights(); }
+  ConstantWeights(const ConstantWeights&) = delete;
+  ConstantWeights& operator=(const ConstantWeights&) = delete;
+
+ private:
+  Backend& backend_;
 };
 
 }  // namespace trepro

@@ -92,6 +92,8 @@ std::vector<std::vector<std::size_t>> translation_batches(const std::vector<std:
 
 std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std::vector<std::int64_t>>& sources,
                                       const SearchTokens& tokens, const TranslateOptions& options) {
+  // One scope for every batch, so that a backend that packs the weights packs them once.
+  const ConstantWeights constant_weights(model.backend());
   std::vector<Hypothesis> results(sources.size());
   for (const std::vector<std::size_t>& batch : translation_batches(sources, options)) {
     const auto width = static_cast<std::int64_t>(sources[batch.back()].size());

@@ -5,7 +5,7 @@
 namespace trepro {
 
 IncrementalDecoder::IncrementalDecoder(Transformer& model, const Tensor& src, std::int64_t batch)
-    : model_(model), batch_(batch) {
+    : model_(model), constant_weights_(model.backend()), batch_(batch) {
   Backend& backend = model.backend();
   const ModelConfig& config = model.config();
   if (config.architecture == Architecture::encoder_only) {

@@ -34,6 +34,8 @@ class IncrementalDecoder {
     Tensor cross_k, cross_v;  // [B, S, d]
   };
   Transformer& model_;
+  // The weights stay as they are while decoding: the backend may keep them packed.
+  ConstantWeights constant_weights_;
   std::int64_t batch_;
   std::int64_t position_ = 0;
   Tensor src_padding_;       // [B, S] on the device

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -59,12 +60,12 @@ double element(const StridedMatrix& x, std::int64_t i, std::int64_t j) {
 class GemmTest : public ::testing::TestWithParam<std::int64_t> {
  protected:
   std::vector<float> run(int threads, const Shape3& s, const Operands& o, const std::vector<float>& c0, bool accumulate,
-                         const GemmEpilogue& epilogue) {
+                         const GemmEpilogue& epilogue, const PackedWeight* packed = nullptr) {
     ThreadPool pool(threads);
     Workspace workspace(threads);
     const CpuContext ctx{GetParam(), pool, workspace, nullptr};  // the GEMM allocates no tensors
     std::vector<float> c = c0;
-    gemm(ctx, s.m, s.n, s.k, o.sa, o.sb, c.data(), s.n, accumulate, epilogue);
+    gemm(ctx, s.m, s.n, s.k, o.sa, o.sb, c.data(), s.n, accumulate, epilogue, packed);
     return c;
   }
 };
@@ -146,6 +147,48 @@ TEST_P(GemmTest, FewRowsGiveTheBitsOfTheSameRowsOfALargerProduct) {
                   std::vector<float>(full_pre.begin(), full_pre.begin() + count));
       }
     }
+  }
+}
+
+// A weight packed once (PackedWeight, what decoding keeps) gives the bits of packing B at every
+// call, on both paths: 1 .. 8 rows (few rows: read from the strips instead of transposed) and
+// more (the packed path, its panels taken from the strips): depth blocks with a tail, columns
+// that are not a multiple of the strip width or of 8, the epilogue, accumulation, 1 and 2 threads.
+TEST_P(GemmTest, APackedWeightGivesTheBitsOfPackingAtEveryCall) {
+  for (const Shape3& large : {Shape3{20, 1003, 517}, Shape3{13, 37, 300}, Shape3{200, 70, 513}, Shape3{5, 2100, 20}}) {
+    const Operands o = operands(large, Layout::b_transposed);
+    // o.b holds w [n, k] row-major: B = w^T.
+    const PackedWeight packed = pack_weight(GetParam(), o.b.data(), large.n, large.k);
+    const std::vector<float> bias = random_values(large.n, 4);
+    const std::vector<float> c0 = random_values(large.m * large.n, 3);
+    for (std::int64_t rows : {std::int64_t{1}, std::int64_t{4}, std::int64_t{8}, large.m}) {
+      for (bool accumulate : {false, true}) {
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(large.n) + "x" + std::to_string(large.k) +
+                       (accumulate ? ", accumulate, " : ", ") + std::to_string(threads) + " threads");
+          const Shape3 s{std::min(rows, large.m), large.n, large.k};
+          const std::vector<float> first_c0(c0.begin(), c0.begin() + static_cast<std::ptrdiff_t>(s.m * s.n));
+          std::vector<float> pre(first_c0.size(), -7.0f), packed_pre(first_c0.size(), -7.0f);
+          const GemmEpilogue epilogue{bias.data(), Activation::gelu, pre.data()};
+          const GemmEpilogue packed_epilogue{bias.data(), Activation::gelu, packed_pre.data()};
+          const std::vector<float> c = run(threads, s, o, first_c0, accumulate, accumulate ? GemmEpilogue{} : epilogue);
+          EXPECT_EQ(run(threads, s, o, first_c0, accumulate, accumulate ? GemmEpilogue{} : packed_epilogue, &packed), c);
+          EXPECT_EQ(packed_pre, pre);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GemmTest, APackedWeightOfAnotherShapeIsRefused) {
+  const Shape3 s{4, 37, 300};
+  const Operands o = operands(s, Layout::b_transposed);
+  const PackedWeight other = pack_weight(GetParam(), o.b.data(), s.n - 1, s.k);
+  try {
+    run(1, s, o, std::vector<float>(static_cast<std::size_t>(s.m * s.n)), false, {}, &other);
+    FAIL() << "expected std::logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("36 x 300"), std::string::npos) << e.what();
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/backend.h"
 #include "optimized/cpu/cpu_context.h"
+#include "optimized/cpu/packed_weights.h"
 
 namespace trepro::cpu {
 
@@ -26,6 +27,8 @@ class CpuBackend final : public Backend {
   DType dtype() const override { return DType::f32; }
   int threads() const override { return pool_.threads(); }
   Device device() const override { return Device::cpu; }
+  void begin_constant_weights() override;
+  void end_constant_weights() override;
   const CpuContext& context() const { return context_; }
 
   Tensor empty(const Shape& shape, DType dtype) override;
@@ -97,6 +100,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   Workspace workspace_;
   CpuContext context_;
+  PackedWeights packed_weights_;
 };
 
 // One entry per compiled target, best first: {"cpu-avx3", target bit}.

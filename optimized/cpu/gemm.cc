@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "optimized/cpu/dispatch.h"
 
@@ -240,7 +242,12 @@ void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_
       const std::size_t pc = pb * kKc, kc = std::min(kKc, g.k - pc);
       const bool add = pb > 0 || g.accumulate;
       const bool last = pb + 1 == depth_blocks && !g.accumulate;
-      pack_b(g.b, pc, kc, jc, nc, nr, b_pack);
+      const float* b_panel = b_pack;
+      if (g.b_packed != nullptr) {
+        b_panel = g.b_packed + pc * padded_width(g.n, nr) + jc * kc;
+      } else {
+        pack_b(g.b, pc, kc, jc, nc, nr, b_pack);
+      }
       for (std::size_t ic = m0; ic < m1; ic += kMc) {
         const std::size_t mc = std::min(kMc, m1 - ic);
         pack_a(g.a, g.m, ic, mc, pc, kc, a_pack);
@@ -249,7 +256,7 @@ void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_
             const std::size_t row = ic + ir, col = jc + jr;
             float* pre = g.epilogue.pre != nullptr ? g.epilogue.pre + row * g.ldc + col : nullptr;
             const float* bias = g.epilogue.bias != nullptr ? g.epilogue.bias + col : nullptr;
-            micro_kernel<kAct>(kc, a_pack + ir * kc, b_pack + jr * kc, g.c + row * g.ldc + col, g.ldc,
+            micro_kernel<kAct>(kc, a_pack + ir * kc, b_panel + jr * kc, g.c + row * g.ldc + col, g.ldc,
                                std::min(kMr, mc - ir), std::min(nr, nc - jr), add, last, bias, pre);
           }
         }
@@ -257,6 +264,15 @@ void gemm_block(const GemmProblem& g, std::size_t m0, std::size_t m1, std::size_
     }
   }
 }
+
+// w [n, k] as B = w^T, every depth block packed as pack_b packs it (gemm.h: PackedWeight).
+void pack_weight_kernel(const float* w, std::size_t n, std::size_t k, float* dst) {
+  const std::size_t nr = kNv * hn::Lanes(FloatTag());
+  const StridedMatrix b{w, 1, static_cast<std::int64_t>(k)};
+  for (std::size_t pc = 0; pc < k; pc += kKc) pack_b(b, pc, std::min(kKc, k - pc), 0, n, nr, dst + pc * padded_width(n, nr));
+}
+
+std::size_t strip_width_kernel() { return kNv * hn::Lanes(FloatTag()); }
 
 // A small product stays on one thread, where a split would cost more than it saves.
 std::size_t task_count(const GemmProblem& g, const ThreadPool& pool) {
@@ -268,12 +284,14 @@ void gemm_kernel(const GemmProblem& g, ThreadPool& pool, Workspace& workspace) {
   const std::size_t nr = kNv * hn::Lanes(FloatTag());
 #ifdef TREPRO_GEMM_PACK_TRANSPOSE
   if (few_rows_problem(g)) {
-    // Columns in blocks of 8 per thread (the split changes no sum).
-    const std::size_t blocks = (g.n + 7) / 8;
+    // Columns in blocks per thread (the split changes no sum).
+    constexpr std::size_t kBlock = kFewRowsColumnBlock;
+    const std::size_t blocks = (g.n + kBlock - 1) / kBlock;
     const std::size_t tasks = std::min(blocks, task_count(g, pool));
     pool.run(static_cast<int>(tasks), [&](int task) {
       const auto t = static_cast<std::size_t>(task);
-      const std::size_t lo = std::min(g.n, blocks * t / tasks * 8), hi = std::min(g.n, blocks * (t + 1) / tasks * 8);
+      const std::size_t lo = std::min(g.n, blocks * t / tasks * kBlock);
+      const std::size_t hi = std::min(g.n, blocks * (t + 1) / tasks * kBlock);
       if (lo >= hi) return;
       with_activation(g.epilogue.act, [&]<Activation kAct>() { gemm_few_rows<kAct>(g, lo, hi, kKc); });
     });
@@ -310,12 +328,31 @@ HWY_AFTER_NAMESPACE();
 namespace trepro::cpu {
 
 HWY_EXPORT(gemm_kernel);
+HWY_EXPORT(pack_weight_kernel);
+HWY_EXPORT(strip_width_kernel);
+
+PackedWeight pack_weight(std::int64_t target, const float* w, std::int64_t n, std::int64_t k) {
+  PackedWeight packed{target, n, k, for_target(HWY_DISPATCH_TABLE(strip_width_kernel), target)(), {}};
+  const auto rows = static_cast<std::size_t>(n), depth = static_cast<std::size_t>(k);
+  packed.data.resize(depth * padded_width(rows, packed.strip_width));
+  for_target(HWY_DISPATCH_TABLE(pack_weight_kernel), target)(w, rows, depth, packed.data.data());
+  return packed;
+}
 
 void gemm(const CpuContext& ctx, std::int64_t m, std::int64_t n, std::int64_t k, StridedMatrix a, StridedMatrix b,
-          float* c, std::int64_t ldc, bool accumulate, const GemmEpilogue& epilogue) {
+          float* c, std::int64_t ldc, bool accumulate, const GemmEpilogue& epilogue, const PackedWeight* packed) {
   if (m <= 0 || n <= 0) return;
-  const GemmProblem g{static_cast<std::size_t>(m), static_cast<std::size_t>(n), static_cast<std::size_t>(k), a, b, c,
-                      static_cast<std::size_t>(ldc), accumulate, epilogue};
+  GemmProblem g{static_cast<std::size_t>(m), static_cast<std::size_t>(n), static_cast<std::size_t>(k), a, b, c,
+                static_cast<std::size_t>(ldc), accumulate, epilogue};
+  if (packed != nullptr && k > 0) {
+    if (packed->target != ctx.target || packed->n != n || packed->k != k) {
+      throw std::logic_error("gemm: the packed weight is " + std::to_string(packed->n) + " x " +
+                             std::to_string(packed->k) + " for target " + target_name(packed->target) + ", not " +
+                             std::to_string(n) + " x " + std::to_string(k) + " for " + target_name(ctx.target));
+    }
+    g.b_packed = packed->data.data();
+    g.b_strip_width = packed->strip_width;
+  }
   for_target(HWY_DISPATCH_TABLE(gemm_kernel), ctx.target)(g, ctx.pool, ctx.workspace);
 }
 

@@ -3,7 +3,8 @@
 // transpose. Packing B there costs more than the product: each call would copy and transpose
 // the whole weight (the vocabulary projection: 8 MB) for 4 rows. Here each 8 x 8 block of w is
 // transposed in registers and used at once by every row, so w is read once and nothing is written
-// but C.
+// but C. A weight packed in advance (gemm.h: PackedWeight, kept while decoding) needs no
+// transposes: gemm_rows_packed reads its strips as they lie, a whole cache line per depth.
 //
 // Bit-identical to the packed path of gemm.cc: each element of C is the same chain of FMAs in k
 // order, restarted every `depth_block` depths and added to the running sum, then the same
@@ -62,6 +63,25 @@ HWY_INLINE Vec8 few_rows_epilogue(Vec8 value, const float* bias, float* pre, std
   return value;
 }
 
+// Sums of one depth block, added as gemm_rows adds them: to the previous blocks' sums, or to C
+// (accumulate), or as they are.
+template <std::size_t kRows>
+HWY_INLINE void add_depth_block(const GemmProblem& g, std::size_t pb, std::size_t j, std::size_t cols,
+                                const Vec8* acc, Vec8* value) {
+  const Tag8 d8;
+  for (std::size_t i = 0; i < kRows; ++i) {
+    if (pb > 0) {
+      value[i] = hn::Add(value[i], acc[i]);
+    } else if (g.accumulate) {
+      HWY_ALIGN float old[8] = {};
+      std::copy(g.c + i * g.ldc + j, g.c + i * g.ldc + j + cols, old);
+      value[i] = hn::Add(hn::Load(d8, old), acc[i]);
+    } else {
+      value[i] = acc[i];
+    }
+  }
+}
+
 // C [kRows, n0 .. n1) of `g` (few_rows_problem(g), g.m == kRows); depth_block: the packed path's
 // depth block. The row count is a template argument so that the accumulators live in registers.
 template <Activation kAct, std::size_t kRows>
@@ -103,17 +123,7 @@ void gemm_rows(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t
         const Vec8 b = hn::Load(d8, b_row);
         for (std::size_t i = 0; i < m; ++i) acc[i] = hn::MulAdd(hn::Set(d8, a_at(i, p0 + k)), b, acc[i]);
       }
-      for (std::size_t i = 0; i < m; ++i) {
-        if (pb > 0) {
-          value[i] = hn::Add(value[i], acc[i]);
-        } else if (g.accumulate) {
-          HWY_ALIGN float old[8] = {};
-          std::copy(g.c + i * g.ldc + j, g.c + i * g.ldc + j + cols, old);
-          value[i] = hn::Add(hn::Load(d8, old), acc[i]);
-        } else {
-          value[i] = acc[i];
-        }
-      }
+      add_depth_block<kRows>(g, pb, j, cols, acc, value);
     }
     for (std::size_t i = 0; i < m; ++i) {
       Vec8 out = value[i];
@@ -128,17 +138,75 @@ void gemm_rows(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t
   }
 }
 
+// gemm_rows on a packed weight (g.b_packed), kBlocks runs of 8 columns at a time: at kBlocks 2,
+// the 16 floats of one depth of a strip, one cache line. The same FMAs in the same order as
+// gemm_rows, so the same bits. n0 is a multiple of 8 kBlocks, and 8 kBlocks divides the strip
+// width, so the columns read lie in one strip (zero past n).
+template <Activation kAct, std::size_t kRows, std::size_t kBlocks>
+void gemm_rows_packed(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t depth_block) {
+  const Tag8 d8;
+  const std::size_t nr = g.b_strip_width, npad = padded_width(g.n, nr);
+  const std::size_t depth_blocks = std::max<std::size_t>(1, (g.k + depth_block - 1) / depth_block);
+  for (std::size_t j = n0; j < n1; j += 8 * kBlocks) {
+    Vec8 value[kBlocks][kRows];
+    for (std::size_t pb = 0; pb < depth_blocks; ++pb) {
+      const std::size_t p0 = pb * depth_block, kc = std::min(depth_block, g.k - p0);
+      const float* strip = g.b_packed + p0 * npad + j / nr * nr * kc + j % nr;
+      const float* a = g.a.data + static_cast<std::int64_t>(p0) * g.a.col_stride;
+      Vec8 acc[kBlocks][kRows];
+      for (std::size_t v = 0; v < kBlocks; ++v) {
+        for (std::size_t i = 0; i < kRows; ++i) acc[v][i] = hn::Zero(d8);
+      }
+      for (std::size_t k = 0; k < kc; ++k) {
+        Vec8 b[kBlocks];
+        for (std::size_t v = 0; v < kBlocks; ++v) b[v] = hn::LoadU(d8, strip + k * nr + 8 * v);
+        for (std::size_t i = 0; i < kRows; ++i) {
+          const Vec8 x = hn::Set(d8, a[static_cast<std::int64_t>(i) * g.a.row_stride + static_cast<std::int64_t>(k) * g.a.col_stride]);
+          for (std::size_t v = 0; v < kBlocks; ++v) acc[v][i] = hn::MulAdd(x, b[v], acc[v][i]);
+        }
+      }
+      for (std::size_t v = 0; v < kBlocks && j + 8 * v < n1; ++v) {
+        add_depth_block<kRows>(g, pb, j + 8 * v, std::min<std::size_t>(8, n1 - j - 8 * v), acc[v], value[v]);
+      }
+    }
+    for (std::size_t v = 0; v < kBlocks && j + 8 * v < n1; ++v) {
+      const std::size_t col = j + 8 * v, cols = std::min<std::size_t>(8, n1 - col);
+      for (std::size_t i = 0; i < kRows; ++i) {
+        Vec8 out = value[v][i];
+        if (!g.accumulate) {
+          out = few_rows_epilogue<kAct>(out, g.epilogue.bias != nullptr ? g.epilogue.bias + col : nullptr,
+                                        g.epilogue.pre != nullptr ? g.epilogue.pre + i * g.ldc + col : nullptr, cols);
+        }
+        HWY_ALIGN float row[8];
+        hn::Store(out, d8, row);
+        std::copy(row, row + cols, g.c + i * g.ldc + col);
+      }
+    }
+  }
+}
+
+// Columns per task of the few-rows split: whole cache lines of a packed strip.
+constexpr std::size_t kFewRowsColumnBlock = 16;
+
+template <Activation kAct, std::size_t kRows>
+void gemm_rows_any(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t depth_block) {
+  if (g.b_packed == nullptr) return gemm_rows<kAct, kRows>(g, n0, n1, depth_block);
+  // Two runs of 8 columns need 2 kRows accumulators: up to 4 rows they fit AVX2's 16 registers.
+  if (kRows <= 4 && g.b_strip_width % 16 == 0) return gemm_rows_packed<kAct, kRows, 2>(g, n0, n1, depth_block);
+  gemm_rows_packed<kAct, kRows, 1>(g, n0, n1, depth_block);
+}
+
 template <Activation kAct>
 void gemm_few_rows(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t depth_block) {
   switch (g.m) {
-    case 1: return gemm_rows<kAct, 1>(g, n0, n1, depth_block);
-    case 2: return gemm_rows<kAct, 2>(g, n0, n1, depth_block);
-    case 3: return gemm_rows<kAct, 3>(g, n0, n1, depth_block);
-    case 4: return gemm_rows<kAct, 4>(g, n0, n1, depth_block);
-    case 5: return gemm_rows<kAct, 5>(g, n0, n1, depth_block);
-    case 6: return gemm_rows<kAct, 6>(g, n0, n1, depth_block);
-    case 7: return gemm_rows<kAct, 7>(g, n0, n1, depth_block);
-    default: return gemm_rows<kAct, kFewRows>(g, n0, n1, depth_block);
+    case 1: return gemm_rows_any<kAct, 1>(g, n0, n1, depth_block);
+    case 2: return gemm_rows_any<kAct, 2>(g, n0, n1, depth_block);
+    case 3: return gemm_rows_any<kAct, 3>(g, n0, n1, depth_block);
+    case 4: return gemm_rows_any<kAct, 4>(g, n0, n1, depth_block);
+    case 5: return gemm_rows_any<kAct, 5>(g, n0, n1, depth_block);
+    case 6: return gemm_rows_any<kAct, 6>(g, n0, n1, depth_block);
+    case 7: return gemm_rows_any<kAct, 7>(g, n0, n1, depth_block);
+    default: return gemm_rows_any<kAct, kFewRows>(g, n0, n1, depth_block);
   }
 }
 #endif

@@ -63,7 +63,8 @@ void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* 
   // y = x w^T: w [M, K] read as B [K, M] with unit row stride.
   const GemmEpilogue epilogue{b != nullptr ? b->data<float>() : nullptr, act,
                               act != Activation::none ? pre->data<float>() : nullptr};
-  gemm(context_, n, m, k, {x.data<float>(), k, 1}, {w.data<float>(), 1, k}, y.data<float>(), m, false, epilogue);
+  gemm(context_, n, m, k, {x.data<float>(), k, 1}, {w.data<float>(), 1, k}, y.data<float>(), m, false, epilogue,
+       packed_weights_.find(context_.target, w));
 }
 
 void CpuBackend::linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
