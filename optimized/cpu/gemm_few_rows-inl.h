@@ -82,6 +82,23 @@ HWY_INLINE void add_depth_block(const GemmProblem& g, std::size_t pb, std::size_
   }
 }
 
+// C [kRows, j .. j + cols) = the epilogue of the rows' complete sums (the sums alone when
+// accumulating: they already include C).
+template <Activation kAct, std::size_t kRows>
+HWY_INLINE void store_rows(const GemmProblem& g, std::size_t j, std::size_t cols, const Vec8* value) {
+  const Tag8 d8;
+  for (std::size_t i = 0; i < kRows; ++i) {
+    Vec8 out = value[i];
+    if (!g.accumulate) {
+      out = few_rows_epilogue<kAct>(out, g.epilogue.bias != nullptr ? g.epilogue.bias + j : nullptr,
+                                    g.epilogue.pre != nullptr ? g.epilogue.pre + i * g.ldc + j : nullptr, cols);
+    }
+    HWY_ALIGN float row[8];
+    hn::Store(out, d8, row);
+    std::copy(row, row + cols, g.c + i * g.ldc + j);
+  }
+}
+
 // C [kRows, n0 .. n1) of `g` (few_rows_problem(g), g.m == kRows); depth_block: the packed path's
 // depth block. The row count is a template argument so that the accumulators live in registers.
 template <Activation kAct, std::size_t kRows>
@@ -125,16 +142,7 @@ void gemm_rows(const GemmProblem& g, std::size_t n0, std::size_t n1, std::size_t
       }
       add_depth_block<kRows>(g, pb, j, cols, acc, value);
     }
-    for (std::size_t i = 0; i < m; ++i) {
-      Vec8 out = value[i];
-      if (!g.accumulate) {
-        out = few_rows_epilogue<kAct>(out, g.epilogue.bias != nullptr ? g.epilogue.bias + j : nullptr,
-                                      g.epilogue.pre != nullptr ? g.epilogue.pre + i * g.ldc + j : nullptr, cols);
-      }
-      HWY_ALIGN float row[8];
-      hn::Store(out, d8, row);
-      std::copy(row, row + cols, g.c + i * g.ldc + j);
-    }
+    store_rows<kAct, kRows>(g, j, cols, value);
   }
 }
 
@@ -170,17 +178,7 @@ void gemm_rows_packed(const GemmProblem& g, std::size_t n0, std::size_t n1, std:
       }
     }
     for (std::size_t v = 0; v < kBlocks && j + 8 * v < n1; ++v) {
-      const std::size_t col = j + 8 * v, cols = std::min<std::size_t>(8, n1 - col);
-      for (std::size_t i = 0; i < kRows; ++i) {
-        Vec8 out = value[v][i];
-        if (!g.accumulate) {
-          out = few_rows_epilogue<kAct>(out, g.epilogue.bias != nullptr ? g.epilogue.bias + col : nullptr,
-                                        g.epilogue.pre != nullptr ? g.epilogue.pre + i * g.ldc + col : nullptr, cols);
-        }
-        HWY_ALIGN float row[8];
-        hn::Store(out, d8, row);
-        std::copy(row, row + cols, g.c + i * g.ldc + col);
-      }
+      store_rows<kAct, kRows>(g, j + 8 * v, std::min<std::size_t>(8, n1 - j - 8 * v), value[v]);
     }
   }
 }
