@@ -42,10 +42,10 @@ bool better(const Candidate& a, const Candidate& b) {
 // equal score with a larger id is never better.
 //
 // Once the best are `count` (before that, floor is NaN, below which nothing is), a row value at
-// or below `floor` cannot enter them: floor is below
-// every value v with base + v > last (the margin covers the rounding of the subtraction, of the
-// sum and of the cast), so most of the row is passed over with one comparison in T, not a
-// conversion, an addition and a comparison in double; the exact test decides the rest.
+// or below `floor` cannot enter them: floor is below every value v with base + v > last (the
+// margin covers the rounding of the subtraction, of the sum and of the cast), so most of the row
+// is passed over with one comparison in T, not a conversion, an addition and a comparison in
+// double; the exact test decides the rest.
 template <class T>
 void best_in_row(const T* row, std::int64_t vocab, double base, std::int64_t live_index, std::size_t count,
                  const SearchTokens& tokens, std::vector<Candidate>& best) {
