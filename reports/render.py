@@ -77,10 +77,10 @@ def runs_table(runs):
              "best val PPL | test PPL | sacreBLEU | tok-lc BLEU | backend | target tok/s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        steps = r.steps()
+        curve = r.curve()
         lines.append(f"| {r.name} | {r.direction()} | {r.model('encoder_layers')}+{r.model('decoder_layers')} | "
                      f"{r.model('d_model')} | {r.model('heads')} | {r.model('d_ff')} | {r.model('norm')} | "
-                     f"{r.model('activation')} | {r.model('positional')} | {steps[-1]['step'] if steps else 0} | "
+                     f"{r.model('activation')} | {r.model('positional')} | {curve[-1]['step'] if curve else 0} | "
                      f"{fmt(r.best_validation_perplexity())} | {fmt(r.test_perplexity())} | {fmt(r.bleu())} | "
                      f"{fmt(r.bleu_tokenized_lowercase())} | {r.data.get('backend', '')} | "
                      f"{fmt(r.tokens_per_second(), 0)} |")

@@ -40,6 +40,9 @@ class Run:
     def __init__(self, path, data, name=None):
         if not isinstance(data, dict) or get(data, "kind") != "train" or not isinstance(data.get("config"), dict):
             raise InputError(f"{path}: not a run report (expected an object with kind \"train\" and a config)")
+        if "steps" in data and "curve" not in data:
+            raise InputError(f"{path}: a report of schema_version {data.get('schema_version')!r} (every step under "
+                             f"\"steps\"); `trepro upgrade-report {path}` rewrites it with the training curve")
         self.path = path
         self.data = data
         self.name = name or _run_name(path)
@@ -51,8 +54,9 @@ class Run:
     def train(self, *keys, default=None):
         return get(self.data, "config", "train", *keys, default=default)
 
-    def steps(self):
-        return [s for s in self.data.get("steps") or [] if isinstance(s, dict) and "step" in s]
+    def curve(self):
+        """The training curve: single steps, then windows of 50 (reports/schema.json)."""
+        return [s for s in self.data.get("curve") or [] if isinstance(s, dict) and "step" in s]
 
     def validation(self):
         return [v for v in self.data.get("validation") or [] if isinstance(v, dict) and "step" in v]

@@ -22,17 +22,6 @@ def _save(fig, out_dir, stem, fmt):
     return name
 
 
-def _moving_average(values, window):
-    """Mean of the last `window` values at each point (fewer at the start)."""
-    out, total = [], 0.0
-    for i, v in enumerate(values):
-        total += v
-        if i >= window:
-            total -= values[i - window]
-        out.append(total / min(i + 1, window))
-    return out
-
-
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
@@ -52,17 +41,17 @@ def _styles(runs):
 
 
 def learning_curves(runs, out_dir, stem, fmt):
-    """Training loss (a moving average over ~1/50 of the run) and validation loss per step."""
-    drawn = [r for r in runs if r.steps() or r.validation()]
+    """Training loss (the reports' curve: each step up to 100, then means of 50 steps) and
+    validation loss against the step."""
+    drawn = [r for r in runs if r.curve() or r.validation()]
     if not drawn:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for run, (color, marker) in zip(drawn, _styles(drawn)):
-        steps = [s for s in run.steps() if isinstance(s.get("loss"), (int, float))]
-        if steps:
-            window = max(1, len(steps) // 50)
-            ax.plot([s["step"] for s in steps], _moving_average([s["loss"] for s in steps], window), color=color,
-                    lw=1.2, label=f"{run.name} train" + (f" (mean of {window})" if window > 1 else ""))
+        points = [s for s in run.curve() if isinstance(s.get("loss"), (int, float))]
+        if points:
+            ax.plot([s["step"] for s in points], [s["loss"] for s in points], color=color, lw=1.2,
+                    label=f"{run.name} train")
         val = [v for v in run.validation() if isinstance(v.get("loss"), (int, float))]
         if val:
             ax.plot([v["step"] for v in val], [v["loss"] for v in val], color=color, ls="--", marker=marker, ms=3,
@@ -75,8 +64,8 @@ def learning_curves(runs, out_dir, stem, fmt):
 
 
 def step_series(runs, key, ylabel, title, out_dir, stem, fmt, log_y=False):
-    """One per-step field (learning_rate, grad_norm) of every run against the step."""
-    drawn = [(r, [s for s in r.steps() if isinstance(s.get(key), (int, float))]) for r in runs]
+    """One field of the training curve (learning_rate, grad_norm) of every run against the step."""
+    drawn = [(r, [s for s in r.curve() if isinstance(s.get(key), (int, float))]) for r in runs]
     drawn = [(r, s) for r, s in drawn if s]
     if not drawn:
         return None

@@ -149,10 +149,11 @@ def bf16_section(folder, summary):
     training = {}
     for precision in ("float32", "bf16"):
         run = load_json(os.path.join(folder, f"train_{precision}", "report.json"))
-        steps = run.get("steps", [])
+        curve = run.get("curve", [])
+        # final_loss: the curve's last point, the mean loss of the last window of steps.
         training[precision] = {"status": run.get("status", run.get("unavailable")),
-                               "steps": len(steps),
-                               "final_loss": steps[-1]["loss"] if steps else None,
+                               "steps": curve[-1]["step"] if curve else 0,
+                               "final_loss": curve[-1]["loss"] if curve else None,
                                "best": run.get("best")}
     section["training_copy_tiny"] = training
     return section

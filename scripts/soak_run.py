@@ -118,8 +118,8 @@ def sha256(path):
 def without_wall_clock(report):
     for field in WALL_CLOCK_FIELDS:
         report.pop(field, None)
-    for step in report.get("steps", []):
-        step.pop("seconds", None)
+    for point in report.get("curve", []):
+        point.pop("seconds", None)
     return report
 
 
@@ -194,7 +194,7 @@ def main():
         "checkpoint_loads_checked": checked,
         "newest_checkpoint_after_each_kill": reached,
         "whole_temporaries_left_by_a_kill": len(whole_temporaries),
-        "steps": json.loads((whole / "report.json").read_text())["steps"][-1]["step"],
+        "steps": json.loads((whole / "report.json").read_text())["curve"][-1]["step"],
         "files_compared": compared + 2,
         "identical": not found,
         "differing": found,

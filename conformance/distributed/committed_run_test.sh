@@ -37,7 +37,7 @@ if ! "$trepro" train "$committed/config.json" --out "$scratch/run" --steps "$ste
 fi
 "$python" - "$committed/report.json" "$scratch/run/report.json" "$steps" <<'PY'
 import json, sys
-committed, ours, steps = json.load(open(sys.argv[1]))["steps"], json.load(open(sys.argv[2]))["steps"], int(sys.argv[3])
+committed, ours, steps = json.load(open(sys.argv[1]))["curve"], json.load(open(sys.argv[2]))["curve"], int(sys.argv[3])
 for a, b in zip(committed[:steps], ours[:steps], strict=True):
     for key in ("loss", "grad_norm", "tokens", "learning_rate"):
         if a[key] != b[key]:

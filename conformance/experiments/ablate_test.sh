@@ -63,7 +63,7 @@ losses() {
 import json, sys
 for cell in sys.argv[2:]:
     report = json.load(open(f"{sys.argv[1]}/{cell}/report.json"))
-    print(cell, [s["loss"] for s in report["steps"]], report["test"].get("bleu"))
+    print(cell, [s["loss"] for s in report["curve"]], report["test"].get("bleu"))
 PY
 }
 losses "$scratch/whole" >"$scratch/whole.losses"

@@ -186,10 +186,14 @@ TEST(AblationSpec, BadSeedsAndClaimsAreErrorsNamingTheKey) {
   EXPECT_NE(spec_with("claim_extra", "claims", json::array({extra})).find("claims[0].p: unknown key"), std::string::npos);
 }
 
-TEST(AblationSummary, FinalTrainingLossAveragesTheLastSteps) {
-  const json steps = json::array({{{"loss", 9.0}}, {{"loss", 3.0}}, {{"loss", 1.0}}});
-  EXPECT_EQ(final_training_loss(steps, 2), 2.0);
-  EXPECT_EQ(final_training_loss(steps, 10), 13.0 / 3.0);
+TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {
+  // Points of 1, 4 and 2 steps: the last window of 2 is the last point; of 3, the last two
+  // points (6 steps), each weighted by its steps; beyond the run, all of it.
+  const json curve = json::array({{{"loss", 9.0}, {"steps", 1}}, {{"loss", 3.0}, {"steps", 4}}, {{"loss", 1.0}, {"steps", 2}}});
+  EXPECT_EQ(final_training_loss(curve, 2), 1.0);
+  EXPECT_EQ(final_training_loss(curve, 3), (4 * 3.0 + 2 * 1.0) / 6);
+  EXPECT_EQ(final_training_loss(curve, 100), (9.0 + 4 * 3.0 + 2 * 1.0) / 7);
+  EXPECT_EQ(final_training_loss(json::array(), 50), 0.0);
 }
 
 }  // namespace

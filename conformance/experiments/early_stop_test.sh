@@ -27,7 +27,7 @@ check_report() {
   "$python" - "$scratch/run/report.json" <<'PY' || fail "$1"
 import json, sys
 report = json.load(open(sys.argv[1]))
-steps = [s["step"] for s in report["steps"]]
+steps = [s["step"] for s in report["curve"]]
 validations = [v["step"] for v in report["validation"]]
 assert report["status"] == "finished", report["status"]
 assert report["stopped_early"] is True, report.get("stopped_early")
@@ -41,7 +41,7 @@ PY
 }
 check_report "the run did not stop early as train.patience says"
 last=$(ls "$scratch/run/checkpoints" | grep step_ | sort -t_ -k2 -n | tail -1)
-[[ "$last" == "step_$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][-1]["step"])' "$scratch/run/report.json").safetensors" ]] ||
+[[ "$last" == "step_$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["curve"][-1]["step"])' "$scratch/run/report.json").safetensors" ]] ||
   fail "the last step has no checkpoint ($last)"
 
 # Resuming a run that stopped early keeps it stopped.

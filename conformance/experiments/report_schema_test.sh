@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # report.json of real runs validates against reports/schema.json (and a broken one does not);
+# `trepro upgrade-report` rewrites a schema_version 1 report as this build writes it;
 # a NaN stops a run naming the step, with a non_finite report; `trepro average` averages the
 # last K checkpoints and refuses a K larger than the run has.
 # usage: report_schema_test.sh TREPRO SOURCE_DIR
@@ -24,6 +25,33 @@ assert report["test"]["perplexity"] >= 1, report["test"]
 assert report["data"]["vocabulary"]["size"] == 64
 PY
 
+# `trepro upgrade-report` turns a report of schema_version 1 (every step under "steps", as
+# RUN/history.jsonl has them) into exactly what this build writes, and leaves that as it is. 160
+# steps: the curve's single steps and two of its windows.
+"$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/long" --steps 160 --validate-every 80 >/dev/null
+"$python" - "$scratch/long" "$scratch/version1.json" <<'PY' || fail "could not write a schema_version 1 report"
+import json, sys
+run, out = sys.argv[1:]
+report = json.load(open(f"{run}/report.json"))
+steps = [json.loads(line) for line in open(f"{run}/history.jsonl")]
+steps = [{k: v for k, v in s.items() if k != "kind"} for s in steps if s["kind"] == "step"]
+assert len(steps) == 160 and [p["steps"] for p in report["curve"]][-3:] == [1, 50, 10], report["curve"][-3:]
+del report["curve"]
+report.update(schema_version=1, steps=steps)
+json.dump(report, open(out, "w"), indent=1)
+PY
+"$trepro" upgrade-report "$scratch/version1.json" "$scratch/long/report.json" >"$scratch/upgrade.log" ||
+  fail "upgrade-report: $(cat "$scratch/upgrade.log")"
+grep -q "version1.json: schema_version 1 -> 2, 160 steps -> 102 curve points" "$scratch/upgrade.log" &&
+  grep -q "long/report.json: already at schema_version 2" "$scratch/upgrade.log" ||
+  fail "upgrade-report said: $(cat "$scratch/upgrade.log")"
+"$python" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+  "$scratch/version1.json" "$scratch/long/report.json" || fail "the upgraded report differs from the one written"
+echo '{"schema_version": 7}' >"$scratch/version7.json"
+if "$trepro" upgrade-report "$scratch/version7.json" 2>"$scratch/upgrade.err"; then fail "schema_version 7 upgraded"; fi
+grep -q "version7.json: schema_version 7, expected 1 or 2" "$scratch/upgrade.err" ||
+  fail "the refusal does not name the file and version: $(cat "$scratch/upgrade.err")"
+
 # Without --backend a run takes the fastest backend (here a cpu-<target>: no GPU) and reports the
 # threads that backend computes with (TREPRO_THREADS sizes the cpu pool).
 TREPRO_THREADS=1 "$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/default" --steps 2 >/dev/null
@@ -34,11 +62,11 @@ assert report["backend"].startswith("cpu-") or report["backend"] == "cuda", repo
 assert report["backend"] == "cuda" or report["threads"] == 1, report["threads"]
 PY
 
-# The schema can fail: a report without its steps, and one with a BLEU but no signature.
+# The schema can fail: a report without its curve, and one with a BLEU but no signature.
 "$python" - "$scratch/copy/report.json" "$scratch/broken1.json" "$scratch/broken2.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-del report["steps"]
+del report["curve"]
 json.dump(report, open(sys.argv[2], "w"))
 report = json.load(open(sys.argv[1]))
 report["test"]["bleu"] = 30.0

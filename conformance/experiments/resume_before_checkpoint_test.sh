@@ -44,7 +44,7 @@ for run in "$killed" "$fresh"; do
 import json, sys
 whole, run = (json.load(open(path)) for path in sys.argv[1:])
 same = lambda key: [(s["step"], s["loss"]) for s in whole[key]] == [(s["step"], s["loss"]) for s in run[key]]
-sys.exit(0 if same("steps") and same("validation") and run["status"] == "finished" and not run["resumed"] else 1)
+sys.exit(0 if same("curve") and same("validation") and run["status"] == "finished" and not run["resumed"] else 1)
 PY
 done
 

@@ -33,10 +33,10 @@ check_resume() {
     exit 1
   fi
   local steps_whole steps_killed
-  steps_whole=$("$python" -c 'import json,sys; print([s["step"] for s in json.load(open(sys.argv[1]))["steps"]])' "$whole/report.json")
-  steps_killed=$("$python" -c 'import json,sys; print([s["step"] for s in json.load(open(sys.argv[1]))["steps"]])' "$killed/report.json")
+  steps_whole=$("$python" -c 'import json,sys; print([(s["step"], s["loss"]) for s in json.load(open(sys.argv[1]))["curve"]])' "$whole/report.json")
+  steps_killed=$("$python" -c 'import json,sys; print([(s["step"], s["loss"]) for s in json.load(open(sys.argv[1]))["curve"]])' "$killed/report.json")
   if [[ "$steps_whole" != "$steps_killed" ]]; then
-    echo "FAIL $name: report steps differ after resume" >&2
+    echo "FAIL $name: the report's training curve differs after resume" >&2
     exit 1
   fi
   echo "$name: $last identical ($a)"

@@ -38,7 +38,7 @@ PY
   $python - "$scratch/run_$size/report.json" <<'PY' || exit 1
 import json, sys
 report = json.load(open(sys.argv[1]))
-steps = report["steps"]
+steps = report["curve"]
 assert report["status"] == "finished", report["status"]
 assert len(steps) == 2 and all(s["loss"] > 0 for s in steps), steps
 assert report["data"]["dataset"] == "parallel" and report["data"]["train_pairs"] == 200, report["data"]

@@ -9,6 +9,7 @@
 
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
+#include "experiments/training/run_report.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/data/parallel_corpus.h"
 #include "experiments/run_info.h"
@@ -20,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Steps averaged for the final training loss: enough to smooth batch-to-batch noise.
-constexpr std::size_t kFinalLossWindow = 50;
+// Steps averaged for the final training loss: enough to smooth batch-to-batch noise, and one
+// window of the reports' training curve.
+constexpr std::int64_t kFinalLossWindow = kCurveWindow;
 // The metrics summarized over seeds, as the cells name them.
 constexpr std::array kSeedMetrics = {"best_validation_perplexity", "test_perplexity", "test_bleu", "test_bleu_tok_lc"};
 
@@ -46,9 +48,9 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   }
   const json report = read_json_file(report_path.string());
   cell["status"] = report.at("status");
-  const json& steps = report.at("steps");
-  cell["steps"] = steps.empty() ? json(0) : steps.back().at("step");
-  if (!steps.empty()) cell["final_training_loss"] = final_training_loss(steps, kFinalLossWindow);
+  const json& curve = report.at("curve");
+  cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
+  if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");
   if (best.at("step").get<std::int64_t>() > 0) {
     const double loss = best.at("validation_loss").get<double>();
@@ -185,12 +187,15 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
 
 }  // namespace
 
-double final_training_loss(const json& steps, std::size_t window) {
-  const std::size_t count = std::min(window, steps.size());
-  if (count == 0) return 0.0;
+double final_training_loss(const json& curve, std::int64_t window) {
   double sum = 0.0;
-  for (std::size_t i = steps.size() - count; i < steps.size(); ++i) sum += steps[i].at("loss").get<double>();
-  return sum / static_cast<double>(count);
+  std::int64_t covered = 0;
+  for (auto point = curve.rbegin(); point != curve.rend() && covered < window; ++point) {
+    const std::int64_t steps = point->at("steps").get<std::int64_t>();
+    sum += point->at("loss").get<double>() * static_cast<double>(steps);
+    covered += steps;
+  }
+  return covered == 0 ? 0.0 : sum / static_cast<double>(covered);
 }
 
 json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir,

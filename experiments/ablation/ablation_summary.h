@@ -24,8 +24,9 @@ namespace trepro {
 nlohmann::json ablation_summary(const AblationSpec& spec, const std::string& spec_path, const std::string& out_dir,
                                 const std::string& data_dir);
 
-// Mean training loss of the last `window` steps of a run report's "steps" (all of them when
-// fewer): the end of a noisy curve in one number.
-double final_training_loss(const nlohmann::json& steps, std::size_t window);
+// Mean training loss of the last `window` steps of a run report's "curve" (its points from the
+// end until they cover `window` steps, each weighted by its steps; all of them when fewer): the
+// end of a noisy curve in one number.
+double final_training_loss(const nlohmann::json& curve, std::int64_t window);
 
 }  // namespace trepro

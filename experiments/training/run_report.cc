@@ -67,6 +67,59 @@ nlohmann::json build_facts(const Backend& backend) {
           {"compiler", compiler_version()}};
 }
 
+nlohmann::json training_curve(const nlohmann::json& steps) {
+  nlohmann::json curve = nlohmann::json::array();
+  std::size_t first = 0;
+  while (first < steps.size()) {
+    const std::int64_t first_step = steps[first].at("step").get<std::int64_t>();
+    const std::int64_t window_end = first_step <= kCurveDenseSteps
+                                        ? first_step
+                                        : (first_step + kCurveWindow - 1) / kCurveWindow * kCurveWindow;
+    std::size_t end = first;
+    double loss = 0.0, grad_norm = 0.0, grad_norm_max = 0.0, seconds = 0.0;
+    std::int64_t tokens = 0;
+    for (; end < steps.size() && steps[end].at("step").get<std::int64_t>() <= window_end; ++end) {
+      const nlohmann::json& step = steps[end];
+      loss += step.at("loss").get<double>();
+      grad_norm += step.at("grad_norm").get<double>();
+      grad_norm_max = std::max(grad_norm_max, step.at("grad_norm").get<double>());
+      seconds += step.at("seconds").get<double>();
+      tokens += step.at("tokens").get<std::int64_t>();
+    }
+    const nlohmann::json& last = steps[end - 1];
+    const double count = static_cast<double>(end - first);
+    curve.push_back({{"step", last.at("step")},
+                     {"steps", end - first},
+                     {"epoch", last.at("epoch")},
+                     {"learning_rate", last.at("learning_rate")},
+                     {"loss", loss / count},
+                     {"grad_norm", grad_norm / count},
+                     {"grad_norm_max", grad_norm_max},
+                     {"tokens", tokens},
+                     {"seconds", seconds}});
+    first = end;
+  }
+  return curve;
+}
+
+nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source) {
+  const nlohmann::json version = report.value("schema_version", nlohmann::json());
+  if (version == 2) return report;
+  if (version != 1) throw std::runtime_error(source + ": schema_version " + version.dump() + ", expected 1 or 2");
+  if (!report.contains("steps") || !report["steps"].is_array()) {
+    throw std::runtime_error(source + ": schema_version 1 without a \"steps\" array");
+  }
+  try {
+    report["curve"] = training_curve(report["steps"]);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(source + ": \"steps\" needs step, epoch, loss, learning_rate, grad_norm, tokens and "
+                             "seconds in every entry: " + e.what());
+  }
+  report.erase("steps");
+  report["schema_version"] = 2;
+  return report;
+}
+
 namespace {
 
 // The test fields an earlier report.json holds (an unreadable one holds none: it is rewritten).
@@ -93,11 +146,11 @@ void write_run_report(const std::string& path, nlohmann::json run, const RunHist
     seconds += step.value("seconds", 0.0);
     tokens += step.value("tokens", std::int64_t{0});
   }
-  nlohmann::json report = {{"schema_version", 1}, {"kind", "train"}, {"created", utc_now()}};
+  nlohmann::json report = {{"schema_version", 2}, {"kind", "train"}, {"created", utc_now()}};
   report.update(run);
   report.update(build_facts(backend));
   report["test"] = test;
-  report["steps"] = history.steps;
+  report["curve"] = training_curve(history.steps);
   report["validation"] = history.validation;
   report["timings"] = {{"train_seconds", seconds},
                        {"target_tokens", tokens},

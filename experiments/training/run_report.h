@@ -1,7 +1,7 @@
 // report.json of a training run (validated against reports/schema.json): what ran (config and
 // its hash, git commit, backend, SIMD target, threads, compiler, seed, data), what happened
-// (per-step loss / learning rate / gradient norm, the validation curve, the best checkpoint,
-// test perplexity), how fast (target tokens per second) and how big (peak memory).
+// (the training curve of loss / learning rate / gradient norm, the validation curve, the best
+// checkpoint, test perplexity), how fast (target tokens per second) and how big (peak memory).
 // `test` is shared with decoding (`trepro evaluate` adds test.bleu, test.bleu_signature,
 // test.bleu_tok_lc, test.hypotheses_file): each writer keeps the fields it does not set.
 #pragma once
@@ -29,6 +29,23 @@ struct RunHistory {
   // Validations after `step`: after the best one, how much of train.patience is used up.
   std::int64_t validations_after(std::int64_t step) const;
 };
+
+// The training curve a report keeps ("curve"): each of the first kCurveDenseSteps steps alone,
+// then one point per kCurveWindow steps (windows end at its multiples, the last at the run's
+// last step). A 6,000-step run's report is then tens of kilobytes rather than a megabyte (the
+// committed sweeps are tens of runs, and travel to GPU machines in a 64 MiB tree), the curves of
+// different runs share their steps, and the first steps, where the loss and the warmup move
+// fastest, stay exact. Each point: `step` (the window's last) and `steps` (how many), `epoch` and
+// `learning_rate` at its last step, `loss` and `grad_norm` averaged over it, `grad_norm_max`, and
+// `tokens` and `seconds` summed. Every step stays in RUN/history.jsonl.
+inline constexpr std::int64_t kCurveDenseSteps = 100;
+inline constexpr std::int64_t kCurveWindow = 50;
+nlohmann::json training_curve(const nlohmann::json& steps);
+
+// A report of schema_version 1 (every step under "steps") as schema_version 2 writes it (their
+// training_curve under "curve"); a report already at 2 is returned as it is. Throws, naming
+// `source`, on any other version or a step without the fields the curve needs.
+nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source);
 
 // The facts of this process: git commit, backend, SIMD target, threads, compiler.
 nlohmann::json build_facts(const Backend& backend);

@@ -1,0 +1,109 @@
+// The training curve of run reports (experiments/training/run_report.h): every step alone up
+// to kCurveDenseSteps, then windows of kCurveWindow ending at its multiples and at the last step;
+// and the upgrade of schema_version 1 reports to it.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "experiments/training/run_report.h"
+
+namespace trepro {
+namespace {
+
+using nlohmann::json;
+
+// Steps 1..count; step s has loss s, grad_norm 2s, learning rate s / 1000, tokens 10, seconds
+// 0.5, epoch 1 + s / 100.
+json numbered_steps(std::int64_t count) {
+  json steps = json::array();
+  for (std::int64_t s = 1; s <= count; ++s) {
+    steps.push_back({{"step", s},
+                     {"epoch", 1 + s / 100},
+                     {"loss", static_cast<double>(s)},
+                     {"grad_norm", 2.0 * static_cast<double>(s)},
+                     {"learning_rate", static_cast<double>(s) / 1000},
+                     {"tokens", 10},
+                     {"seconds", 0.5}});
+  }
+  return steps;
+}
+
+TEST(TrainingCurve, KeepsTheFirstStepsAloneThenAveragesWindows) {
+  const json curve = training_curve(numbered_steps(kCurveDenseSteps + 2 * kCurveWindow + 7));
+  ASSERT_EQ(curve.size(), static_cast<std::size_t>(kCurveDenseSteps + 3));
+  for (std::int64_t s = 1; s <= kCurveDenseSteps; ++s) {
+    const json& point = curve[s - 1];
+    EXPECT_EQ(point["step"], s);
+    EXPECT_EQ(point["steps"], 1);
+    EXPECT_EQ(point["loss"], static_cast<double>(s));
+    EXPECT_EQ(point["grad_norm"], 2.0 * static_cast<double>(s));
+    EXPECT_EQ(point["grad_norm_max"], 2.0 * static_cast<double>(s));
+    EXPECT_EQ(point["learning_rate"], static_cast<double>(s) / 1000);
+  }
+  // Steps 101..150: the mean of 101..150 is 125.5; the learning rate and epoch are step 150's.
+  const json& window = curve[kCurveDenseSteps];
+  EXPECT_EQ(window["step"], 150);
+  EXPECT_EQ(window["steps"], 50);
+  EXPECT_DOUBLE_EQ(window["loss"].get<double>(), 125.5);
+  EXPECT_DOUBLE_EQ(window["grad_norm"].get<double>(), 251.0);
+  EXPECT_EQ(window["grad_norm_max"], 300.0);
+  EXPECT_EQ(window["learning_rate"], 0.15);
+  EXPECT_EQ(window["epoch"], 2);
+  EXPECT_EQ(window["tokens"], 500);
+  EXPECT_DOUBLE_EQ(window["seconds"].get<double>(), 25.0);
+  // The last window is cut short by the run's end: steps 201..207.
+  const json& last = curve.back();
+  EXPECT_EQ(last["step"], 207);
+  EXPECT_EQ(last["steps"], 7);
+  EXPECT_DOUBLE_EQ(last["loss"].get<double>(), 204.0);
+}
+
+TEST(TrainingCurve, WindowsFollowTheStepNumbersNotTheStart) {
+  // A history that starts after the dense part (steps 120..260) still cuts at multiples of 50.
+  json steps = numbered_steps(260);
+  steps.erase(steps.begin(), steps.begin() + 119);
+  const json curve = training_curve(steps);
+  ASSERT_EQ(curve.size(), 4u);
+  EXPECT_EQ(curve[0]["step"], 150);
+  EXPECT_EQ(curve[0]["steps"], 31);
+  EXPECT_EQ(curve[1]["step"], 200);
+  EXPECT_EQ(curve[2]["step"], 250);
+  EXPECT_EQ(curve[3]["step"], 260);
+  EXPECT_EQ(curve[3]["steps"], 10);
+}
+
+TEST(TrainingCurve, OfNoStepsIsEmpty) { EXPECT_EQ(training_curve(json::array()), json::array()); }
+
+TEST(UpgradedRunReport, ReplacesTheStepsByTheirCurve) {
+  const json steps = numbered_steps(180);
+  const json old_report = {{"schema_version", 1}, {"status", "finished"}, {"steps", steps}};
+  const json upgraded = upgraded_run_report(old_report, "old/report.json");
+  EXPECT_EQ(upgraded["schema_version"], 2);
+  EXPECT_FALSE(upgraded.contains("steps"));
+  EXPECT_EQ(upgraded["curve"], training_curve(steps));
+  EXPECT_EQ(upgraded["status"], "finished");
+  EXPECT_EQ(upgraded_run_report(upgraded, "new/report.json"), upgraded);
+}
+
+TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
+  const auto message = [](const json& report) {
+    try {
+      upgraded_run_report(report, "runs/x/report.json");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({{"schema_version", 3}}), "runs/x/report.json: schema_version 3, expected 1 or 2");
+  EXPECT_EQ(message({{"kind", "train"}}), "runs/x/report.json: schema_version null, expected 1 or 2");
+  EXPECT_NE(message({{"schema_version", 1}}).find("runs/x/report.json: schema_version 1 without a \"steps\" array"),
+            std::string::npos);
+  json missing_field = numbered_steps(3);
+  missing_field[1].erase("grad_norm");
+  EXPECT_NE(message({{"schema_version", 1}, {"steps", missing_field}}).find("runs/x/report.json: \"steps\" needs"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trepro
