@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# scripts/gpu-sweep works before a GPU machine's scarce minutes are spent on it: from a pack laid
+# out as scripts/gpu-pack lays it (here the cpu build, TREPRO_BACKEND=cpu, no CUDA MPS), it
+# trains two specs' cells side by side into GPU_SWEEP_ROOT, puts exactly the files git keeps of each finished
+# cell (report, config, log, hypotheses) and the summary into RESULTS/sweep.tar.gz, by the
+# spec's name as reports/ablations/ holds them, and says how many cells it finished; a second
+# call skips the finished cells and packs them again.
+# usage: gpu_sweep_test.sh TREPRO SOURCE_DIR
+trepro=$1
+source "$2/conformance/experiments/cli_fixture.sh"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+make_multi30k_fixture
+cat >"$scratch/spec.json" <<JSON
+{"name": "tiny", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},
+ "grid": {"model.norm": ["post", "pre"]}, "seeds": [5], "baseline": "norm=post"}
+JSON
+cat >"$scratch/spec2.json" <<JSON
+{"name": "tiny2", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},
+ "variants": [{"name": "relu", "set": {}}], "seeds": [7], "baseline": "relu"}
+JSON
+pack=$scratch/pack
+mkdir -p "$pack/build/experiments" "$pack/lib"
+cp "$trepro" "$pack/build/experiments/trepro"
+(cd "$2" && pwd) >"$pack/source_dir"
+echo "$pack/build" >"$pack/build_dir"
+
+sweep() {
+  RESULTS=$scratch/$1 GPU_SWEEP_ROOT=$scratch/root TREPRO_BACKEND=cpu TREPRO_JOBS=2 \
+    "$2/scripts/gpu-sweep" "$pack" 600 "$scratch/spec.json" "$scratch/spec2.json" >"$scratch/$1.log" 2>&1 ||
+    fail "gpu-sweep failed: $(cat "$scratch/$1.log")"
+}
+sweep first "$2"
+# Both specs at once, the slots shared by the cells each has left (2 and 1 of 2 slots).
+grep -q "gpu-sweep: $scratch/spec.json with 1 cells at once" "$scratch/first.log" &&
+  grep -q "gpu-sweep: $scratch/spec2.json with 1 cells at once" "$scratch/first.log" &&
+  grep -q "gpu-sweep: 2 cells at once; 3 cells finished in [0-9]* s (.* an hour), 3 finished in all; sweep exit 0" \
+    "$scratch/first.log" || fail "the first call's shares or count: $(cat "$scratch/first.log")"
+expected="tiny/norm=post/seed_5/config.json
+tiny/norm=post/seed_5/report.json
+tiny/norm=post/seed_5/test_2016_flickr.best.hyp.en
+tiny/norm=post/seed_5/train.log
+tiny/norm=pre/seed_5/config.json
+tiny/norm=pre/seed_5/report.json
+tiny/norm=pre/seed_5/test_2016_flickr.best.hyp.en
+tiny/norm=pre/seed_5/train.log
+tiny/summary.json
+tiny2/relu/seed_7/config.json
+tiny2/relu/seed_7/report.json
+tiny2/relu/seed_7/test_2016_flickr.best.hyp.en
+tiny2/relu/seed_7/train.log
+tiny2/summary.json"
+[[ $(tar -tzf "$scratch/first/sweep.tar.gz" | sort) == "$expected" ]] ||
+  fail "sweep.tar.gz holds: $(tar -tzf "$scratch/first/sweep.tar.gz" | sort | tr '\n' ' ')"
+[[ -d $scratch/root/tiny/norm=pre/seed_5/checkpoints ]] || fail "no checkpoints where the cells trained"
+
+reports=$(sha256sum "$scratch"/root/tiny*/*/seed_*/report.json)
+sweep second "$2"
+[[ $(sha256sum "$scratch"/root/tiny*/*/seed_*/report.json) == "$reports" ]] ||
+  fail "the second call did not skip the finished cells: $(cat "$scratch/second.log")"
+grep -q "gpu-sweep: 2 cells at once; 0 cells finished in [0-9]* s (0 an hour), 3 finished in all; sweep exit 0" \
+  "$scratch/second.log" ||
+  fail "the second call's count: $(tail -1 "$scratch/second.log")"
+[[ $(tar -tzf "$scratch/second/sweep.tar.gz" | sort) == "$expected" ]] || fail "the second call's tar differs"
+echo "PASS"
