@@ -3,8 +3,8 @@
 # out as scripts/gpu-pack lays it (here the cpu build, TREPRO_BACKEND=cpu, no CUDA MPS), it
 # trains two specs' cells side by side into GPU_SWEEP_ROOT, puts exactly the files git keeps of each finished
 # cell (report, config, log, hypotheses) and the summary into RESULTS/sweep.tar.gz, by the
-# spec's name as reports/ablations/ holds them, and says how many cells it finished; a second
-# call skips the finished cells and packs them again.
+# spec's name as reports/ablations/ holds them, and says how many cells it finished; --results
+# packs the same alone; a second call skips the finished cells and packs them again.
 # usage: gpu_sweep_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
@@ -57,6 +57,12 @@ tiny2/summary.json"
 [[ $(tar -tzf "$scratch/first/sweep.tar.gz" | sort) == "$expected" ]] ||
   fail "sweep.tar.gz holds: $(tar -tzf "$scratch/first/sweep.tar.gz" | sort | tr '\n' ' ')"
 [[ -d $scratch/root/tiny/norm=pre/seed_5/checkpoints ]] || fail "no checkpoints where the cells trained"
+# --results packs what has finished, as a second device call does while a detached sweep runs.
+RESULTS=$scratch/now GPU_SWEEP_ROOT=$scratch/root "$2/scripts/gpu-sweep" --results >"$scratch/now.log" ||
+  fail "--results: $(cat "$scratch/now.log")"
+grep -q "gpu-sweep: 3 finished cells, 14 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
+  fail "--results said: $(cat "$scratch/now.log")"
+[[ $(tar -tzf "$scratch/now/sweep.tar.gz" | sort) == "$expected" ]] || fail "--results packed other files"
 
 reports=$(sha256sum "$scratch"/root/tiny*/*/seed_*/report.json)
 sweep second "$2"
