@@ -95,6 +95,7 @@ TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
     }
     return std::string("no error");
   };
+  EXPECT_EQ(message(json::array({1, 2})), "runs/x/report.json: expected a run report (a JSON object), got array");
   EXPECT_EQ(message({{"schema_version", 3}}), "runs/x/report.json: schema_version 3, expected 1 or 2");
   EXPECT_EQ(message({{"kind", "train"}}), "runs/x/report.json: schema_version null, expected 1 or 2");
   EXPECT_NE(message({{"schema_version", 1}}).find("runs/x/report.json: schema_version 1 without a \"steps\" array"),

@@ -103,6 +103,9 @@ nlohmann::json training_curve(const nlohmann::json& steps) {
 }
 
 nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source) {
+  if (!report.is_object()) {
+    throw std::runtime_error(source + ": expected a run report (a JSON object), got " + report.type_name());
+  }
   const nlohmann::json version = report.value("schema_version", nlohmann::json());
   if (version == 2) return report;
   if (version != 1) throw std::runtime_error(source + ": schema_version " + version.dump() + ", expected 1 or 2");
