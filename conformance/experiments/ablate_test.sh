@@ -157,4 +157,16 @@ grep -q 'no variant is named "norm=mid"' "$scratch/err.log" || fail "the unknown
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "norm=pre" --seed 9 2>"$scratch/err.log" \
   && fail "a seed outside the spec was accepted"
 grep -q "seed 9 is not among the spec's seeds" "$scratch/err.log" || fail "the foreign seed is not named"
+# A cell report of schema_version 1 (every step under "steps") is named, with the command that
+# upgrades it.
+"$python" - "$scratch/array/norm=pre/seed_6/report.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report.update(schema_version=1, steps=report.pop("curve"))
+json.dump(report, open(sys.argv[1], "w"))
+PY
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --summarize-only 2>"$scratch/err.log" \
+  && fail "a schema_version 1 cell was summarized"
+grep -q 'norm=pre/seed_6/report.json: no "curve" (a report of schema_version 1; `trepro upgrade-report' \
+  "$scratch/err.log" || fail "the old report is not named: $(cat "$scratch/err.log")"
 echo "PASS"

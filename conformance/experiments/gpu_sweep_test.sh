@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # scripts/gpu-sweep works before a GPU machine's scarce minutes are spent on it: from a pack laid
 # out as scripts/gpu-pack lays it (here the cpu build, TREPRO_BACKEND=cpu, no CUDA MPS), it
-# trains two specs' cells side by side into GPU_SWEEP_ROOT, puts exactly the files git keeps of each finished
-# cell (report, config, log, hypotheses) and the summary into RESULTS/sweep.tar.gz, by the
-# spec's name as reports/ablations/ holds them, and says how many cells it finished; --results
-# packs the same alone; a second call skips the finished cells and packs them again.
+# trains two specs' cells side by side into GPU_SWEEP_ROOT, puts exactly the files git keeps of
+# each finished cell (report, config, log, hypotheses) and the summaries into
+# RESULTS/sweep.tar.gz, by the spec's name as reports/ablations/ holds them, and says how many
+# cells it finished; --results packs the same alone; a second call skips the finished cells and
+# packs them again.
 # usage: gpu_sweep_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"

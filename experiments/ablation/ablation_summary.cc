@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
@@ -48,6 +49,11 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   }
   const json report = read_json_file(report_path.string());
   cell["status"] = report.at("status");
+  if (!report.contains("curve")) {
+    throw std::runtime_error(report_path.string() + ": no \"curve\" (a report of schema_version " +
+                             report.value("schema_version", json()).dump() + "; `trepro upgrade-report " +
+                             report_path.string() + "` rewrites one of version 1)");
+  }
   const json& curve = report.at("curve");
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
