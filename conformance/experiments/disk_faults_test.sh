@@ -68,9 +68,10 @@ cp -r "$run" "$scratch/roomy"
 
 # 2. A full disk while report.json is written: a finished run copied onto a tmpfs filled up to
 #    one page less than the report needs. Resuming the finished run rewrites history.jsonl
-#    (smaller, it fits) and then report.json (it does not).
+#    (smaller, it fits) and then report.json (it does not). 60 steps: the report's training
+#    curve keeps each of the first 100 steps, so it is larger than the history only that far.
 finished="$scratch/finished"
-"$trepro" train "$config" --out "$finished" --steps 200 --checkpoint-every 200 --validate-every 200 >/dev/null
+"$trepro" train "$config" --out "$finished" --steps 60 --checkpoint-every 60 --validate-every 60 >/dev/null
 page=4096
 pages() { echo $((($(stat -c %s "$1") + page - 1) / page)); }
 report_pages=$(pages "$finished/report.json")
@@ -89,7 +90,7 @@ no_partial_files "$run"
 [[ "$(fingerprint "$run" | grep -v -e history.jsonl -e train.log)" == "$before" ]] ||
   { echo "FAIL: the failed report write changed the run folder" >&2; exit 1; }
 
-# 3. A read-only checkpoints folder: the run goes on from step 200 and fails at its next
+# 3. A read-only checkpoints folder: the run goes on from step 60 and fails at its next
 #    checkpoint, which is the best one or the step one (both in checkpoints/), changing nothing.
 run="$scratch/readonly_checkpoints"
 cp -r "$finished" "$run"
@@ -97,7 +98,7 @@ mount --bind "$run/checkpoints" "$run/checkpoints"
 mount -o remount,bind,ro "$run/checkpoints"
 before=$(fingerprint "$run/checkpoints")
 expect_failure "read-only checkpoints" "$run/checkpoints/" \
-  "$trepro" train --resume --out "$run" --steps 210 --checkpoint-every 5 --validate-every 5
+  "$trepro" train --resume --out "$run" --steps 70 --checkpoint-every 5 --validate-every 5
 grep -qF "Read-only file system" "$scratch/err" || { echo "FAIL: no reason given: $(cat "$scratch/err")" >&2; exit 1; }
 [[ "$(fingerprint "$run/checkpoints")" == "$before" ]] || { echo "FAIL: checkpoints changed" >&2; exit 1; }
 umount "$run/checkpoints"
@@ -110,7 +111,7 @@ mount --bind "$run" "$run"
 mount -o remount,bind,ro "$run"
 before=$(fingerprint "$run")
 expect_failure "read-only run folder" "$run/train.log: cannot open for appending: Read-only file system" \
-  "$trepro" train --resume --out "$run" --steps 210
+  "$trepro" train --resume --out "$run" --steps 70
 [[ "$(fingerprint "$run")" == "$before" ]] || { echo "FAIL: the read-only run folder changed" >&2; exit 1; }
 umount "$run"
 echo "PASS"
