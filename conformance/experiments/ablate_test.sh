@@ -10,11 +10,6 @@ trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 validate="$python $2/reports/validate_report.py"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 make_multi30k_fixture
 cat >"$scratch/spec.json" <<JSON
 {"name": "tiny", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},

@@ -28,3 +28,9 @@ JSON
 
 # The jsonschema validator lives in Debian's python3 (python3-jsonschema).
 python=/usr/bin/python3
+
+# A test's failure: what went wrong, on stderr, and exit 1.
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}

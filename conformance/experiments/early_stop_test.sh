@@ -6,11 +6,6 @@
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 # The copy task with a learning rate so small that float32 weights do not move: every
 # validation loss after the first equals the best, so patience 2 runs out at the third.
 "$python" - "$2/experiments/configs/copy_tiny.json" "$scratch/patient.json" <<'PY'

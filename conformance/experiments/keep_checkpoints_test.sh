@@ -5,11 +5,6 @@
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 "$python" - "$2/experiments/configs/copy_tiny.json" "$scratch/kept.json" <<'PY'
 import json, sys
 config = json.load(open(sys.argv[1]))

@@ -8,11 +8,6 @@ trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 validate="$python $2/reports/validate_report.py"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 "$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/copy" --steps 10 --validate-every 5 >/dev/null
 make_multi30k_fixture
 "$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/multi30k" >/dev/null

@@ -8,11 +8,6 @@
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 config="$2/experiments/configs/copy_tiny.json"
 # One checkpoint, at the end; validations (and best.safetensors) long before it.
 lengths=(--steps 600 --checkpoint-every 600 --validate-every 20)
