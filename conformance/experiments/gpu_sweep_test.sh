@@ -67,5 +67,7 @@ sweep second "$2"
 grep -q "gpu-sweep: 2 cells at once; 0 cells finished in [0-9]* s (0 an hour), 3 finished in all; sweep exit 0" \
   "$scratch/second.log" ||
   fail "the second call's count: $(tail -1 "$scratch/second.log")"
+! grep -q "spec.*with [0-9]* cells at once" "$scratch/second.log" ||
+  fail "the second call gave slots to specs with no cell left: $(cat "$scratch/second.log")"
 [[ $(tar -tzf "$scratch/second/sweep.tar.gz" | sort) == "$expected" ]] || fail "the second call's tar differs"
 echo "PASS"
