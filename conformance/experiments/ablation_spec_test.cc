@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "experiments/ablation/ablation_summary.h"
+#include "experiments/ablation/twin_cells.h"
 
 namespace trepro {
 namespace {
@@ -136,6 +138,31 @@ TEST(AblationSpec, TheHeadDimSpecNarrowsTheAttention) {
   EXPECT_EQ(model.d_model, 256);
   EXPECT_EQ(model.attention_width(), 8 * 8);
   EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{1, 2}));
+}
+
+// The committed specs' baselines are one training (experiments/ablation/twin_cells.h): every
+// Table 3 spec and the activation spec compare against the same base model, which a sweep with
+// --share-cells trains once per seed. cell_identity tells a change of model or seed from a
+// default written out.
+TEST(AblationSpec, TheCommittedBaselinesAreOneCell) {
+  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations";
+  std::map<std::string, std::string> baseline_identity;
+  for (const char* name : {"table3_heads", "table3_head_dim", "table3_size", "table3_regularization",
+                           "table3_positions", "activation"}) {
+    const AblationSpec spec = load_ablation_spec((dir / (std::string(name) + ".json")).string());
+    const AblationVariant* baseline = spec.find_variant(spec.baseline);
+    ASSERT_NE(baseline, nullptr) << name;
+    baseline_identity[name] = cell_identity(cell_config(*baseline, 1));
+  }
+  for (const auto& [name, identity] : baseline_identity) EXPECT_EQ(identity, baseline_identity["table3_size"]) << name;
+
+  const AblationSpec spec = load_ablation_spec((dir / "table3_head_dim.json").string());
+  const AblationVariant& base = *spec.find_variant("head_dim32");
+  Config implicit = cell_config(base, 1);
+  implicit.model.head_dim = 0;  // d_model 256 / 8 heads: 32, as the variant writes out
+  EXPECT_EQ(cell_identity(implicit), cell_identity(cell_config(base, 1)));
+  EXPECT_NE(cell_identity(cell_config(base, 2)), cell_identity(cell_config(base, 1)));
+  EXPECT_NE(cell_identity(cell_config(*spec.find_variant("head_dim16"), 1)), cell_identity(cell_config(base, 1)));
 }
 
 TEST(AblationSpec, SeedsBaselineAndClaims) {

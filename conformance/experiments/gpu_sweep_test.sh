@@ -15,9 +15,11 @@ cat >"$scratch/spec.json" <<JSON
 {"name": "tiny", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},
  "grid": {"model.norm": ["post", "pre"]}, "seeds": [5], "baseline": "norm=post"}
 JSON
+# tiny2's relu at seed 5 is tiny's norm=post at seed 5 (the base's own norm and activation): one
+# of the two specs trains it, the other copies it.
 cat >"$scratch/spec2.json" <<JSON
 {"name": "tiny2", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 1},
- "variants": [{"name": "relu", "set": {}}], "seeds": [7], "baseline": "relu"}
+ "variants": [{"name": "relu", "set": {}}], "seeds": [5, 7], "baseline": "relu"}
 JSON
 pack=$scratch/pack
 mkdir -p "$pack/build/experiments" "$pack/lib"
@@ -31,11 +33,13 @@ sweep() {
     fail "gpu-sweep failed: $(cat "$scratch/$1.log")"
 }
 sweep first "$2"
-# Both specs at once, the slots shared by the cells each has left (2 and 1 of 2 slots).
+# Both specs at once, the slots shared by the cells each has left (2 and 2 of 2 slots).
 grep -q "gpu-sweep: $scratch/spec.json with 1 cells at once" "$scratch/first.log" &&
   grep -q "gpu-sweep: $scratch/spec2.json with 1 cells at once" "$scratch/first.log" &&
-  grep -q "gpu-sweep: 2 cells at once; 3 cells finished in [0-9]* s (.* an hour), 3 finished in all; sweep exit 0" \
+  grep -q "gpu-sweep: 2 cells at once; 4 cells finished in [0-9]* s, 1 of them copied from a twin (.* trained an hour), 4 finished in all; sweep exit 0" \
     "$scratch/first.log" || fail "the first call's shares or count: $(cat "$scratch/first.log")"
+[[ $(cat "$scratch"/root/tiny/norm=post/seed_5/report.json "$scratch"/root/tiny2/relu/seed_5/report.json |
+  grep -c '"shared_from"') == 1 ]] || fail "the twin cells were not trained once and copied once"
 expected="tiny/norm=post/seed_5/config.json
 tiny/norm=post/seed_5/report.json
 tiny/norm=post/seed_5/test_2016_flickr.best.hyp.en
@@ -45,6 +49,10 @@ tiny/norm=pre/seed_5/report.json
 tiny/norm=pre/seed_5/test_2016_flickr.best.hyp.en
 tiny/norm=pre/seed_5/train.log
 tiny/summary.json
+tiny2/relu/seed_5/config.json
+tiny2/relu/seed_5/report.json
+tiny2/relu/seed_5/test_2016_flickr.best.hyp.en
+tiny2/relu/seed_5/train.log
 tiny2/relu/seed_7/config.json
 tiny2/relu/seed_7/report.json
 tiny2/relu/seed_7/test_2016_flickr.best.hyp.en
@@ -56,7 +64,7 @@ tiny2/summary.json"
 # --results packs what has finished, as a second device call does while a detached sweep runs.
 RESULTS=$scratch/now GPU_SWEEP_ROOT=$scratch/root "$2/scripts/gpu-sweep" --results >"$scratch/now.log" ||
   fail "--results: $(cat "$scratch/now.log")"
-grep -q "gpu-sweep: 3 finished cells, 14 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
+grep -q "gpu-sweep: 4 finished cells, 18 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
   fail "--results said: $(cat "$scratch/now.log")"
 [[ $(tar -tzf "$scratch/now/sweep.tar.gz" | sort) == "$expected" ]] || fail "--results packed other files"
 
@@ -64,7 +72,7 @@ reports=$(sha256sum "$scratch"/root/tiny*/*/seed_*/report.json)
 sweep second "$2"
 [[ $(sha256sum "$scratch"/root/tiny*/*/seed_*/report.json) == "$reports" ]] ||
   fail "the second call did not skip the finished cells: $(cat "$scratch/second.log")"
-grep -q "gpu-sweep: 2 cells at once; 0 cells finished in [0-9]* s (0 an hour), 3 finished in all; sweep exit 0" \
+grep -q "gpu-sweep: 2 cells at once; 0 cells finished in [0-9]* s, 0 of them copied from a twin (0 trained an hour), 4 finished in all; sweep exit 0" \
   "$scratch/second.log" ||
   fail "the second call's count: $(tail -1 "$scratch/second.log")"
 ! grep -q "spec.*with [0-9]* cells at once" "$scratch/second.log" ||

@@ -49,6 +49,7 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   }
   const json report = read_json_file(report_path.string());
   cell["status"] = report.at("status");
+  if (report.contains("shared_from")) cell["shared_from"] = report["shared_from"];
   if (!report.contains("curve")) {
     throw std::runtime_error(report_path.string() + ": no \"curve\" (a report of schema_version " +
                              report.value("schema_version", json()).dump() + "; `trepro upgrade-report " +

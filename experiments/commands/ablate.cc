@@ -6,9 +6,10 @@
 //   --variant V --seed S   one cell only (a scheduler's job array spreads the grid this way);
 //                          no summary: --summarize-only combines the finished cells
 //   --jobs N               N cells at once, each a child process with its share of the threads
+//   --share-cells DIR      train a cell another sweep under DIR also has only once
+//                          (experiments/ablation/twin_cells.h)
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,15 +18,20 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "core/atomic_file.h"
+#include "core/file_lock.h"
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_summary.h"
+#include "experiments/ablation/twin_cells.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
@@ -42,7 +48,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct AblateOptions {
-  std::string spec_path, out, data_dir, variant;
+  std::string spec_path, out, data_dir, variant, share_dir;
   std::int64_t steps = 0, jobs = 1;
   std::uint64_t seed = 0;
   CLI::Option *steps_option = nullptr, *variant_option = nullptr, *seed_option = nullptr;
@@ -59,21 +65,17 @@ struct Cell {
   std::string name() const { return variant->name + " seed " + std::to_string(seed); }
 };
 
+// What the cell trains, as twin_cells.h compares it: its config, with --steps.
+std::string identity(const AblateOptions& o, const Cell& cell) {
+  Config config = cell_config(*cell.variant, cell.seed);
+  if (*o.steps_option) config.train.max_steps = o.steps;
+  return cell_identity(config);
+}
+
 nlohmann::json read_report(const fs::path& run) {
   const fs::path report = run / "report.json";
   if (!fs::exists(report)) return nullptr;
   return read_json_file(report.string());
-}
-
-bool decodes(const Config& config) { return config.data.dataset == Dataset::multi30k; }
-
-// Trained to the end (or diverged), and decoded when its data can be. A diverged cell decodes its
-// best checkpoint from before the divergence, when it had one: that model is its result.
-bool cell_done(const Cell& cell, const nlohmann::json& report) {
-  if (report.is_null()) return false;
-  const std::string status = report.value("status", "");
-  if (status != "finished" && status != "non_finite") return false;
-  return !decodes(cell.variant->config) || report["test"].contains("bleu") || report["best"].value("step", 0) == 0;
 }
 
 void train_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
@@ -108,42 +110,56 @@ void end_with_parent() {
   if (std::to_string(getppid()) != parent) std::_Exit(1);
 }
 
-// Holds an exclusive lock on OUT/<variant>/seed_<S>.lock while the cell runs, so that two
-// processes (a rerun beside a run, a job array's task started twice) never train one cell. The
-// kernel drops the lock when its process dies, however it dies.
-class CellLock {
- public:
-  CellLock(const fs::path& run, const std::string& cell) {
-    fs::create_directories(run.parent_path());
-    const std::string path = run.string() + ".lock";
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error(path + ": cannot open the cell's lock: " + std::strerror(errno));
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      close(fd_);
-      throw std::runtime_error("ablate: " + cell + " is being run by another process (" + path + " is locked)");
-    }
-  }
-  CellLock(const CellLock&) = delete;
-  CellLock& operator=(const CellLock&) = delete;
-  ~CellLock() { close(fd_); }
+// An exclusive lock on OUT/<variant>/seed_<S>.lock while the cell runs, so that two processes (a
+// rerun beside a run, a job array's task started twice) never train one cell.
+FileLock lock_cell(const fs::path& run, const std::string& cell) {
+  const fs::path path = run.string() + ".lock";
+  std::optional<FileLock> lock = FileLock::try_acquire(path);
+  if (!lock) throw std::runtime_error("ablate: " + cell + " is being run by another process (" + path.string() + " is locked)");
+  return std::move(*lock);
+}
 
- private:
-  int fd_ = -1;
-};
+// With --share-cells: holds the lock of the cell's identity (waiting while another sweep trains
+// the same cell), then copies the cell from a finished twin on this backend when there is one.
+// Returns the lock, held while this process trains the cell, and whether the cell was copied.
+std::pair<std::optional<FileLock>, bool> share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
+  if (o.share_dir.empty()) return {std::nullopt, false};
+  const std::string cell_id = identity(o, cell);
+  const fs::path lock_path = identity_lock_path(o.share_dir, cell_id);
+  std::optional<FileLock> lock = FileLock::try_acquire(lock_path);
+  if (!lock) {
+    std::cout << "ablate: " << cell.name() << ": the same training runs in another process (" << lock_path.string()
+              << " is locked); waiting for it" << std::endl;
+    lock.emplace(FileLock::acquire(lock_path));
+  }
+  const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run);
+  if (twins.empty()) return {std::move(lock), false};
+  const std::string backend = o.backend.make()->name();
+  for (const TwinCell& twin : twins) {
+    if (twin.backend != backend) continue;
+    copy_twin(o.share_dir, twin.folder, run);
+    std::cout << "ablate: " << cell.name() << ": the same training as " << twin.folder.string() << " (finished there on "
+              << backend << "): copied, not trained" << std::endl;
+    return {std::move(lock), true};
+  }
+  return {std::move(lock), false};
+}
 
 void run_cell(const AblateOptions& o, const Cell& cell) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
-  const CellLock lock(run, cell.name());
+  const FileLock lock = lock_cell(run, cell.name());
   nlohmann::json report = read_report(run);
-  if (cell_done(cell, report)) {
+  if (cell_report_complete(report)) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return;
   }
+  const auto [training_lock, copied] = share_cell(o, cell, run);
+  if (copied) return;
   if (report.is_null() || report.value("status", "") == "running") {
     train_cell(o, cell, run);
     report = read_report(run);
   }
-  if (!cell_done(cell, report)) {
+  if (!cell_report_complete(report)) {
     std::cout << "ablate: " << cell.name() << ": decoding the test split" << std::endl;
     EvaluateOptions evaluate;
     evaluate.model.run_dir = run.string();
@@ -159,6 +175,7 @@ std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell
                                    "--variant", cell.variant->name, "--seed", std::to_string(cell.seed)};
   if (!o.data_dir.empty()) args.insert(args.end(), {"--data-dir", o.data_dir});
   if (*o.steps_option) args.insert(args.end(), {"--steps", std::to_string(o.steps)});
+  if (!o.share_dir.empty()) args.insert(args.end(), {"--share-cells", o.share_dir});
   if (!o.backend.name.empty()) args.insert(args.end(), {"--backend", o.backend.name});
   if (*o.backend.dtype_option) args.insert(args.end(), {"--dtype", o.backend.dtype});
   return args;
@@ -190,9 +207,25 @@ pid_t spawn_cell(const AblateOptions& o, const Cell& cell, std::int64_t threads,
   return pid;
 }
 
+// Takes the cell to start next out of `queue`: the first whose training no other process is
+// running now, else the first. With --share-cells, a cell whose twin trains in another sweep is
+// so left for last, when the twin may have finished and the cell is copied instead of trained.
+Cell take_next_cell(const AblateOptions& o, std::deque<Cell>& queue) {
+  auto next = queue.begin();
+  if (!o.share_dir.empty()) {
+    next = std::find_if(queue.begin(), queue.end(), [&o](const Cell& cell) {
+      return !FileLock::held_elsewhere(identity_lock_path(o.share_dir, identity(o, cell)));
+    });
+    if (next == queue.end()) next = queue.begin();
+  }
+  const Cell cell = *next;
+  queue.erase(next);
+  return cell;
+}
+
 // Runs `cells` in up to o.jobs children at once; `after_each` runs when one ends. Returns the
 // cells whose child failed.
-std::vector<std::string> run_in_children(const AblateOptions& o, const std::vector<Cell>& cells,
+std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell> cells,
                                          const std::function<void()>& after_each) {
   // The threads the cells share are those one backend would take (TREPRO_THREADS, else the cores).
   const std::int64_t threads = std::max<std::int64_t>(1, cpu::default_thread_count() / o.jobs);
@@ -200,10 +233,9 @@ std::vector<std::string> run_in_children(const AblateOptions& o, const std::vect
   fs::create_directories(logs);
   std::map<pid_t, Cell> running;
   std::vector<std::string> failed;
-  std::size_t next = 0;
-  while (next < cells.size() || !running.empty()) {
-    while (next < cells.size() && static_cast<std::int64_t>(running.size()) < o.jobs) {
-      const Cell& cell = cells[next++];
+  while (!cells.empty() || !running.empty()) {
+    while (!cells.empty() && static_cast<std::int64_t>(running.size()) < o.jobs) {
+      const Cell cell = take_next_cell(o, cells);
       const fs::path log = logs / (cell.variant->name + ".seed_" + std::to_string(cell.seed) + ".log");
       running.emplace(spawn_cell(o, cell, threads, log), cell);
       std::cout << "ablate: " << cell.name() << ": started (" << threads << " threads, log " << log.string() << ")" << std::endl;
@@ -243,15 +275,15 @@ void run_ablation(const AblateOptions& o) {
   if (!o.summarize_only) {
     // Seed-major order: every variant's first seed before any second one, so an interrupted
     // sweep has the whole comparison at one seed first.
-    std::vector<Cell> cells;
+    std::deque<Cell> cells;
     for (std::uint64_t seed : spec.seeds) {
       for (const AblationVariant& variant : spec.variants) cells.push_back({&variant, seed});
     }
     if (o.jobs > 1) {
-      failed = run_in_children(o, cells, write_summary);
+      failed = run_in_children(o, std::move(cells), write_summary);
     } else {
-      for (const Cell& cell : cells) {
-        run_cell(o, cell);
+      while (!cells.empty()) {
+        run_cell(o, take_next_cell(o, cells));
         write_summary();
       }
     }
@@ -275,6 +307,9 @@ void add_ablate_command(CLI::App& app) {
   o->seed_option = cmd->add_option("--seed", o->seed, "with --variant: the seed of the cell");
   cmd->add_option("--jobs", o->jobs, "cells run at once, each a child process with its share of the threads")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--share-cells", o->share_dir,
+                  "folder of sweeps (e.g. reports/ablations): a cell one of them has finished on this backend is "
+                  "copied from it, one training in another process now is waited for, not trained twice");
   cmd->add_flag("--summarize-only", o->summarize_only, "only rewrite summary.json from the cells' reports");
   o->backend.add_options(*cmd);
   cmd->callback([o] { run_ablation(*o); });

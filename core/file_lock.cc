@@ -1,0 +1,58 @@
+#include "core/file_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace trepro {
+
+namespace {
+
+int open_lock_file(const std::filesystem::path& path) {
+  std::filesystem::create_directories(path.parent_path());
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(path.string() + ": cannot open the lock file: " + std::strerror(errno));
+  return fd;
+}
+
+// flock, retried when a signal interrupts it.
+int lock(int fd, int operation) {
+  int result = 0;
+  do {
+    result = flock(fd, operation);
+  } while (result != 0 && errno == EINTR);
+  return result;
+}
+
+}  // namespace
+
+FileLock FileLock::acquire(const std::filesystem::path& path) {
+  const int fd = open_lock_file(path);
+  if (lock(fd, LOCK_EX) != 0) {
+    const int error = errno;
+    close(fd);
+    throw std::runtime_error(path.string() + ": cannot lock: " + std::strerror(error));
+  }
+  return FileLock(fd);
+}
+
+std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path) {
+  const int fd = open_lock_file(path);
+  if (lock(fd, LOCK_EX | LOCK_NB) == 0) return FileLock(fd);
+  const int error = errno;
+  close(fd);
+  if (error == EWOULDBLOCK) return std::nullopt;
+  throw std::runtime_error(path.string() + ": cannot lock: " + std::strerror(error));
+}
+
+bool FileLock::held_elsewhere(const std::filesystem::path& path) { return !try_acquire(path).has_value(); }
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+}  // namespace trepro

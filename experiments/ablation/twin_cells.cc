@@ -1,0 +1,91 @@
+#include "experiments/ablation/twin_cells.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/atomic_file.h"
+#include "core/json_input.h"
+
+namespace trepro {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool cell_report_complete(const json& report) {
+  if (report.is_null()) return false;
+  const std::string status = report.value("status", "");
+  if (status != "finished" && status != "non_finite") return false;
+  const bool decodes = report.at("config").at("data").value("dataset", "") == "multi30k";
+  return !decodes || report.at("test").contains("bleu") || report.at("best").value("step", 0) == 0;
+}
+
+std::string cell_identity(Config config) {
+  config.model.head_dim = config.model.d_head();
+  return config_hash(config);
+}
+
+fs::path identity_lock_path(const fs::path& share_dir, const std::string& identity) {
+  return share_dir / ".cell-locks" / (identity + ".lock");
+}
+
+namespace {
+
+// The folders SHARE/<sweep>/<variant>/seed_<S> that hold a report, in path order.
+std::vector<fs::path> cell_folders(const fs::path& share_dir) {
+  std::vector<fs::path> cells;
+  const auto subfolders = [](const fs::path& folder) {
+    std::vector<fs::path> found;
+    for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
+      if (entry.is_directory() && !entry.path().filename().string().starts_with(".")) found.push_back(entry.path());
+    }
+    return found;
+  };
+  if (!fs::is_directory(share_dir)) return cells;
+  for (const fs::path& sweep : subfolders(share_dir)) {
+    for (const fs::path& variant : subfolders(sweep)) {
+      for (const fs::path& seed : subfolders(variant)) {
+        if (seed.filename().string().starts_with("seed_") && fs::exists(seed / "report.json")) cells.push_back(seed);
+      }
+    }
+  }
+  std::sort(cells.begin(), cells.end());
+  return cells;
+}
+
+}  // namespace
+
+std::vector<TwinCell> complete_twins(const fs::path& share_dir, const std::string& identity, const fs::path& own) {
+  std::vector<TwinCell> twins;
+  const fs::path own_folder = fs::weakly_canonical(own);
+  for (const fs::path& folder : cell_folders(share_dir)) {
+    if (fs::weakly_canonical(folder) == own_folder) continue;
+    const std::string report_path = (folder / "report.json").string();
+    const json report = read_json_file(report_path);
+    if (!report.is_object() || !report.contains("config")) {
+      throw std::runtime_error(report_path + ": not a run report (no \"config\"), in the folder of shared cells " +
+                               share_dir.string());
+    }
+    if (!cell_report_complete(report)) continue;
+    if (cell_identity(config_from_json(report.at("config"), report_path + ": config")) != identity) continue;
+    twins.push_back({folder, report.value("backend", "")});
+  }
+  return twins;
+}
+
+void copy_twin(const fs::path& share_dir, const fs::path& twin, const fs::path& run) {
+  const fs::path staging = run.string() + ".sharing";
+  fs::remove_all(staging);  // left by a copy that was killed
+  fs::create_directories(staging);
+  json report = read_json_file((twin / "report.json").string());
+  if (!report.contains("shared_from")) report["shared_from"] = fs::relative(twin, share_dir).generic_string();
+  for (const fs::directory_entry& entry : fs::directory_iterator(twin)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name == "report.json") continue;
+    write_file_atomically((staging / name).string(), read_file(entry.path().string()));
+  }
+  write_file_atomically((staging / "report.json").string(), report.dump(2) + "\n");
+  fs::remove_all(run);
+  rename_durably(staging.string(), run.string());
+}
+
+}  // namespace trepro
