@@ -32,6 +32,17 @@ sweep() {
     "$2/scripts/gpu-sweep" "$pack" 600 "$scratch/spec.json" "$scratch/spec2.json" >"$scratch/$1.log" 2>&1 ||
     fail "gpu-sweep failed: $(cat "$scratch/$1.log")"
 }
+# A pack whose trepro predates the options scripts/reproduce passes is refused before any cell.
+stale=$scratch/stale
+mkdir -p "$stale/build/experiments" "$stale/lib"
+printf '#!/bin/sh\necho "Options: --out --jobs"\n' >"$stale/build/experiments/trepro"
+chmod +x "$stale/build/experiments/trepro"
+cp "$pack/source_dir" "$stale/source_dir"
+echo "$stale/build" >"$stale/build_dir"
+RESULTS=$scratch/stale_results GPU_SWEEP_ROOT=$scratch/stale_root TREPRO_BACKEND=cpu "$2/scripts/gpu-sweep" "$stale" 600 \
+  "$scratch/spec.json" >"$scratch/stale.log" 2>&1 && fail "a stale pack was used"
+grep -q "holds a trepro older than this tree" "$scratch/stale.log" || fail "the stale pack is not named: $(cat "$scratch/stale.log")"
+[[ ! -e $scratch/stale_root/tiny ]] || fail "a cell started from the stale pack"
 sweep first "$2"
 # Both specs at once, the slots shared by the cells each has left (2 and 2 of 2 slots).
 grep -q "gpu-sweep: $scratch/spec.json with 1 cells at once" "$scratch/first.log" &&
