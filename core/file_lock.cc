@@ -51,6 +51,15 @@ std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path)
 
 bool FileLock::held_elsewhere(const std::filesystem::path& path) { return !try_acquire(path).has_value(); }
 
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
 FileLock::~FileLock() {
   if (fd_ >= 0) close(fd_);
 }

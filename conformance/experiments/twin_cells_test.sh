@@ -74,13 +74,21 @@ cat >"$scratch/third.json" <<JSON
  "variants": [{"name": "long", "set": {}}, {"name": "short", "set": {"data.epochs": 1}}]}
 JSON
 "$trepro" ablate "$scratch/third.json" --out "$shared/holder" --share-cells "$shared" --variant long --seed 7 \
-  >"$scratch/holder.log" &
+  >"$scratch/holder.log" 2>&1 &
 holder=$!
 for _ in $(seq 12000); do
   [[ -e "$shared/holder/long/seed_7/train.log" ]] && break
   sleep 0.005
 done
 kill -0 "$holder" 2>/dev/null || fail "the other process ended before the sweep started (train it longer)"
+# A sweep's child started while the twin seemed idle leaves the cell for later (exit 75), untouched.
+deferred=0
+"$trepro" ablate "$scratch/third.json" --out "$shared/child" --share-cells "$shared" --variant long --seed 7 \
+  --defer-if-twin-runs >"$scratch/child.log" 2>&1 || deferred=$?
+[[ $deferred == 75 ]] || fail "a child whose twin trains elsewhere did not defer: $(cat "$scratch/child.log")"
+grep -q "long seed 7: the same training runs in another process (.*); left for later" "$scratch/child.log" \
+  || fail "the deferral is not said: $(cat "$scratch/child.log")"
+[[ ! -e $shared/child/long/seed_7 ]] || fail "the deferred cell left files"
 "$trepro" ablate "$scratch/third.json" --out "$shared/third" --share-cells "$shared" >"$scratch/third.log" \
   || fail "the sweep beside a twin's training failed"
 wait "$holder" || fail "the process training the twin failed"
@@ -89,4 +97,24 @@ order=$(grep -E "^ablate: [a-z]+ seed 7: (training|.*copied, not trained)$" "$sc
 [[ $("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["shared_from"])' \
   "$shared/third/long/seed_7/report.json") == holder/long/seed_7 ]] \
   || fail "long was not copied from the process that trained it"
+
+# The same with --jobs 2 (another twin: 61 epochs): the child for short starts first; the one for
+# long, all that is left, waits for the twin and copies it.
+sed 's/"data.epochs": 60/"data.epochs": 61/; s/"third"/"fourth"/' "$scratch/third.json" >"$scratch/fourth.json"
+"$trepro" ablate "$scratch/fourth.json" --out "$shared/holder2" --share-cells "$shared" --variant long --seed 7 \
+  >"$scratch/holder2.log" 2>&1 &
+holder=$!
+for _ in $(seq 12000); do
+  [[ -e "$shared/holder2/long/seed_7/train.log" ]] && break
+  sleep 0.005
+done
+kill -0 "$holder" 2>/dev/null || fail "the second twin ended before the sweep started (train it longer)"
+"$trepro" ablate "$scratch/fourth.json" --out "$shared/fourth" --share-cells "$shared" --jobs 2 >"$scratch/fourth.log" \
+  || fail "the sweep with --jobs 2 beside a twin's training failed"
+wait "$holder" || fail "the process training the second twin failed"
+order=$(grep -E "^ablate: [a-z]+ seed 7: started" "$scratch/fourth.log" | cut -d' ' -f2 | tr '\n' ' ')
+[[ $order == "short long " ]] || fail "--jobs 2 did not start short first: $(cat "$scratch/fourth.log")"
+grep -q "copied, not trained" "$shared/fourth/logs/long.seed_7.log" || fail "--jobs 2 did not copy long"
+[[ $("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["shared_from"])' \
+  "$shared/fourth/long/seed_7/report.json") == holder2/long/seed_7 ]] || fail "--jobs 2 copied long from elsewhere"
 echo "PASS"

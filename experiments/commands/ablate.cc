@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -53,11 +54,16 @@ struct AblateOptions {
   std::uint64_t seed = 0;
   CLI::Option *steps_option = nullptr, *variant_option = nullptr, *seed_option = nullptr;
   bool summarize_only = false;
+  // A sweep's child, started while the cell's twin seemed idle: if the twin has started since,
+  // end with kDeferredExit (the sweep runs the cell later) instead of waiting for it.
+  bool defer_if_twin_runs = false;
   BackendChoice backend;
 };
 
 // Set in a child's environment to its sweep's pid (see end_with_parent).
 constexpr const char* kParentVariable = "TREPRO_ABLATE_PARENT";
+// A child's exit status when it left its cell for later (defer_if_twin_runs); EX_TEMPFAIL.
+constexpr int kDeferredExit = 75;
 
 struct Cell {
   const AblationVariant* variant;
@@ -119,42 +125,57 @@ FileLock lock_cell(const fs::path& run, const std::string& cell) {
   return std::move(*lock);
 }
 
-// With --share-cells: holds the lock of the cell's identity (waiting while another sweep trains
-// the same cell), then copies the cell from a finished twin on this backend when there is one.
-// Returns the lock, held while this process trains the cell, and whether the cell was copied.
-std::pair<std::optional<FileLock>, bool> share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
-  if (o.share_dir.empty()) return {std::nullopt, false};
+enum class CellOutcome { done, deferred };
+
+struct SharedCell {
+  std::optional<FileLock> training_lock;  // held while this process trains the cell
+  bool copied = false;
+  bool deferred = false;
+};
+
+// With --share-cells: holds the lock of the cell's identity (waiting while another process trains
+// the same cell, unless `may_defer`: then the cell is deferred), then copies the cell from a
+// finished twin on this backend when there is one.
+SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run, bool may_defer) {
+  SharedCell shared;
+  if (o.share_dir.empty()) return shared;
   const std::string cell_id = identity(o, cell);
   const fs::path lock_path = identity_lock_path(o.share_dir, cell_id);
-  std::optional<FileLock> lock = FileLock::try_acquire(lock_path);
-  if (!lock) {
+  shared.training_lock = FileLock::try_acquire(lock_path);
+  if (!shared.training_lock) {
     std::cout << "ablate: " << cell.name() << ": the same training runs in another process (" << lock_path.string()
-              << " is locked); waiting for it" << std::endl;
-    lock.emplace(FileLock::acquire(lock_path));
+              << " is locked); " << (may_defer ? "left for later" : "waiting for it") << std::endl;
+    if (may_defer) {
+      shared.deferred = true;
+      return shared;
+    }
+    shared.training_lock.emplace(FileLock::acquire(lock_path));
   }
   const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run);
-  if (twins.empty()) return {std::move(lock), false};
+  if (twins.empty()) return shared;
   const std::string backend = o.backend.make()->name();
   for (const TwinCell& twin : twins) {
     if (twin.backend != backend) continue;
     copy_twin(o.share_dir, twin.folder, run);
     std::cout << "ablate: " << cell.name() << ": the same training as " << twin.folder.string() << " (finished there on "
               << backend << "): copied, not trained" << std::endl;
-    return {std::move(lock), true};
+    shared.copied = true;
+    return shared;
   }
-  return {std::move(lock), false};
+  return shared;
 }
 
-void run_cell(const AblateOptions& o, const Cell& cell) {
+CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
   const FileLock lock = lock_cell(run, cell.name());
   nlohmann::json report = read_report(run);
   if (cell_report_complete(report)) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
-    return;
+    return CellOutcome::done;
   }
-  const auto [training_lock, copied] = share_cell(o, cell, run);
-  if (copied) return;
+  const SharedCell shared = share_cell(o, cell, run, may_defer);
+  if (shared.deferred) return CellOutcome::deferred;
+  if (shared.copied) return CellOutcome::done;
   if (report.is_null() || report.value("status", "") == "running") {
     train_cell(o, cell, run);
     report = read_report(run);
@@ -167,12 +188,14 @@ void run_cell(const AblateOptions& o, const Cell& cell) {
     evaluate.data_dir = o.data_dir;
     evaluate_run(evaluate);
   }
+  return CellOutcome::done;
 }
 
 // The arguments of a child running one cell: this command's own, with --variant and --seed.
-std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell) {
+std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell, bool may_defer) {
   std::vector<std::string> args = {"/proc/self/exe", "ablate", o.spec_path, "--out", o.out,
                                    "--variant", cell.variant->name, "--seed", std::to_string(cell.seed)};
+  if (may_defer) args.push_back("--defer-if-twin-runs");
   if (!o.data_dir.empty()) args.insert(args.end(), {"--data-dir", o.data_dir});
   if (*o.steps_option) args.insert(args.end(), {"--steps", std::to_string(o.steps)});
   if (!o.share_dir.empty()) args.insert(args.end(), {"--share-cells", o.share_dir});
@@ -182,8 +205,8 @@ std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell
 }
 
 // Starts a child for `cell` with TREPRO_THREADS=threads, its output appended to `log`.
-pid_t spawn_cell(const AblateOptions& o, const Cell& cell, std::int64_t threads, const fs::path& log) {
-  std::vector<std::string> args = cell_arguments(o, cell);
+pid_t spawn_cell(const AblateOptions& o, const Cell& cell, bool may_defer, std::int64_t threads, const fs::path& log) {
+  std::vector<std::string> args = cell_arguments(o, cell, may_defer);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -207,20 +230,28 @@ pid_t spawn_cell(const AblateOptions& o, const Cell& cell, std::int64_t threads,
   return pid;
 }
 
+struct NextCell {
+  Cell cell;
+  bool may_defer;  // false: every cell left has its twin training elsewhere, so wait for this one's
+};
+
 // Takes the cell to start next out of `queue`: the first whose training no other process is
 // running now, else the first. With --share-cells, a cell whose twin trains in another sweep is
-// so left for last, when the twin may have finished and the cell is copied instead of trained.
-Cell take_next_cell(const AblateOptions& o, std::deque<Cell>& queue) {
+// so left for last, when the twin may have finished and the cell is copied instead of trained;
+// one found busy only once started (a race) is deferred and queued again.
+NextCell take_next_cell(const AblateOptions& o, std::deque<Cell>& queue) {
   auto next = queue.begin();
+  bool idle_found = true;
   if (!o.share_dir.empty()) {
     next = std::find_if(queue.begin(), queue.end(), [&o](const Cell& cell) {
       return !FileLock::held_elsewhere(identity_lock_path(o.share_dir, identity(o, cell)));
     });
-    if (next == queue.end()) next = queue.begin();
+    idle_found = next != queue.end();
+    if (!idle_found) next = queue.begin();
   }
   const Cell cell = *next;
   queue.erase(next);
-  return cell;
+  return {cell, !o.share_dir.empty() && idle_found};
 }
 
 // Runs `cells` in up to o.jobs children at once; `after_each` runs when one ends. Returns the
@@ -235,15 +266,21 @@ std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell
   std::vector<std::string> failed;
   while (!cells.empty() || !running.empty()) {
     while (!cells.empty() && static_cast<std::int64_t>(running.size()) < o.jobs) {
-      const Cell cell = take_next_cell(o, cells);
+      const auto [cell, may_defer] = take_next_cell(o, cells);
       const fs::path log = logs / (cell.variant->name + ".seed_" + std::to_string(cell.seed) + ".log");
-      running.emplace(spawn_cell(o, cell, threads, log), cell);
+      running.emplace(spawn_cell(o, cell, may_defer, threads, log), cell);
       std::cout << "ablate: " << cell.name() << ": started (" << threads << " threads, log " << log.string() << ")" << std::endl;
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     const auto it = running.find(pid);
     if (it == running.end()) continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kDeferredExit) {
+      std::cout << "ablate: " << it->second.name() << ": its twin trains in another process; left for later" << std::endl;
+      cells.push_back(it->second);
+      running.erase(it);
+      continue;
+    }
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     std::cout << "ablate: " << it->second.name() << (ok ? ": done" : ": FAILED (see its log)") << std::endl;
     if (!ok) failed.push_back(it->second.name());
@@ -263,7 +300,10 @@ void run_ablation(const AblateOptions& o) {
       throw std::invalid_argument(o.spec_path + ": seed " + std::to_string(o.seed) + " is not among the spec's seeds");
     }
     end_with_parent();
-    run_cell(o, {variant, o.seed});
+    if (run_cell(o, {variant, o.seed}, o.defer_if_twin_runs) == CellOutcome::deferred) {
+      std::cout.flush();
+      std::exit(kDeferredExit);
+    }
     return;
   }
   fs::create_directories(o.out);
@@ -283,7 +323,8 @@ void run_ablation(const AblateOptions& o) {
       failed = run_in_children(o, std::move(cells), write_summary);
     } else {
       while (!cells.empty()) {
-        run_cell(o, take_next_cell(o, cells));
+        const auto [cell, may_defer] = take_next_cell(o, cells);
+        if (run_cell(o, cell, may_defer) == CellOutcome::deferred) cells.push_back(cell);
         write_summary();
       }
     }
@@ -310,6 +351,8 @@ void add_ablate_command(CLI::App& app) {
   cmd->add_option("--share-cells", o->share_dir,
                   "folder of sweeps (e.g. reports/ablations): a cell one of them has finished on this backend is "
                   "copied from it, one training in another process now is waited for, not trained twice");
+  // Internal: what a sweep passes its children (see AblateOptions::defer_if_twin_runs).
+  cmd->add_flag("--defer-if-twin-runs", o->defer_if_twin_runs)->group("");
   cmd->add_flag("--summarize-only", o->summarize_only, "only rewrite summary.json from the cells' reports");
   o->backend.add_options(*cmd);
   cmd->callback([o] { run_ablation(*o); });
