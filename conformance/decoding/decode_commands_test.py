@@ -123,7 +123,7 @@ def main():
               and paper["signature"].startswith("paper-wmt14|nrefs:1|case:mixed|tok:moses-en+atat|"),
               f"test.bleu_paper_wmt14 is `trepro bleu --paper-wmt14 --language en` ({paper} vs {test})")
         validate = run([sys.executable, os.path.join(REPORTS, "validate_report.py"), os.path.join(run_dir, "report.json")])
-        check(validate.returncode == 0 or "No module named 'jsonschema'" in validate.stderr,
+        check(validate.returncode == 0,
               f"report.json valid against reports/schema.json after evaluate ({validate.stderr.strip()})")
 
         result = run([trepro, "evaluate", run_dir, "--average", "2"])
@@ -151,7 +151,7 @@ def main():
             check(all(abs(sum(row) - 1.0) < 1e-9 for row in rows), "every attention row sums to 1")
             rendered = run([sys.executable, os.path.join(REPORTS, "render.py"), attention_path, "--out",
                             os.path.join(tmp, "rendered")])
-            check(rendered.returncode == 0 or "No module named 'matplotlib'" in rendered.stderr,
+            check(rendered.returncode == 0,
                   f"render.py draws it ({rendered.stderr.strip()[-200:]})")
 
         result = run([trepro, "translate", os.path.join(tmp, "no_such_run")])

@@ -15,16 +15,18 @@ check_resume() {
   "$trepro" train "$config" --out "$whole" "$@" >/dev/null
   "$trepro" train "$config" --out "$killed" "$@" >/dev/null &
   local pid=$!
-  until [[ -e "$killed/checkpoints/step_$kill_after.safetensors" ]] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
-  if kill -9 "$pid" 2>/dev/null; then
-    echo "$name: killed after checkpoint $kill_after"
-  else
-    echo "$name: the run ended before the kill; resuming a finished run"
-  fi
+  until [[ -e "$killed/checkpoints/step_$kill_after.safetensors" ]] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.005; done
+  # A kill that misses (the run already over) would leave nothing to resume and the test moot.
+  kill -9 "$pid" 2>/dev/null || { echo "FAIL $name: the run ended before the kill (give it more steps)" >&2; exit 1; }
   wait "$pid" || true
-  "$trepro" train --resume --out "$killed" >/dev/null
   local last
   last=$(cd "$whole/checkpoints" && ls step_*.safetensors | sort -t_ -k2 -n | tail -1)
+  if [[ -e "$killed/checkpoints/$last" ]]; then
+    echo "FAIL $name: the killed run has its last checkpoint $last already: nothing was left to resume" >&2
+    exit 1
+  fi
+  echo "$name: killed after checkpoint $kill_after"
+  "$trepro" train --resume --out "$killed" >/dev/null
   local a b
   a=$(sha256sum <"$whole/checkpoints/$last")
   b=$(sha256sum <"$killed/checkpoints/$last")
@@ -44,5 +46,7 @@ check_resume() {
 
 check_resume copy "$2/experiments/configs/copy_tiny.json" 20 --steps 60 --checkpoint-every 20 --validate-every 20
 make_multi30k_fixture
-check_resume multi30k "$scratch/tiny_multi30k.json" 4
+# 30 epochs (~130 steps): the kill after step 4 lands long before the end.
+sed 's/"epochs": 3/"epochs": 30/' "$scratch/tiny_multi30k.json" >"$scratch/resume_multi30k.json"
+check_resume multi30k "$scratch/resume_multi30k.json" 4
 echo "PASS"

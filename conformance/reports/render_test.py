@@ -137,7 +137,7 @@ def fixtures_follow_the_schema():
     try:
         import jsonschema  # noqa: F401
     except ImportError:
-        print("note: python3-jsonschema missing; the fixtures are not validated against the schemas")
+        check(False, f"jsonschema importable by {sys.executable} (scripts/setup installs python3-jsonschema)")
         return
     validate = os.path.join(HERE, "..", "..", "reports", "validate_report.py")
     cells = sorted(glob.glob(os.path.join(FIXTURES, "ablation_heads", "*", "seed_*", "report.json")))
