@@ -135,12 +135,13 @@ void evaluate_run(const EvaluateOptions& o) {
 }
 
 void add_evaluate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("evaluate", "Decode a Multi30K split with a run, add BLEU and perplexity to its report");
+  CLI::App* cmd = app.add_subcommand("evaluate", "Decode a split of a run's corpus (Multi30K or parallel), add BLEU and perplexity to its report");
   auto o = std::make_shared<EvaluateOptions>();
   o->model.add_options(*cmd);
   add_search_options(*cmd, o->search);
-  cmd->add_option("--split", o->split, "Multi30K split (test_2016_flickr, val)");
-  cmd->add_option("--data-dir", o->data_dir, "folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...)");
+  cmd->add_option("--split", o->split, "split to decode: Multi30K's test_2016_flickr (default) or val, or a parallel corpus's file prefix");
+  cmd->add_option("--data-dir", o->data_dir,
+                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...); parallel: the folder of the text files");
   cmd->add_flag("--paper-wmt14", o->paper_wmt14,
                 "also the paper's BLEU (Moses-tokenized, ##AT## compound split, multi-bleu.perl) as test.bleu_paper_wmt14");
   cmd->callback([o] { evaluate_run(*o); });
