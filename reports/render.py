@@ -78,7 +78,11 @@ def runs_table(runs):
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         curve = r.curve()
-        lines.append(f"| {r.name} | {r.direction()} | {r.model('encoder_layers')}+{r.model('decoder_layers')} | "
+        # A cell copied from its twin in another sweep (`trepro ablate --share-cells`) is that
+        # training, not another one: say which.
+        shared = r.data.get("shared_from")
+        name = f"{r.name} (copy of {shared})" if isinstance(shared, str) else r.name
+        lines.append(f"| {name} | {r.direction()} | {r.model('encoder_layers')}+{r.model('decoder_layers')} | "
                      f"{r.model('d_model')} | {r.model('heads')} | {r.model('d_ff')} | {r.model('norm')} | "
                      f"{r.model('activation')} | {r.model('positional')} | {curve[-1]['step'] if curve else 0} | "
                      f"{fmt(r.best_validation_perplexity())} | {fmt(r.test_perplexity())} | {fmt(r.bleu())} | "

@@ -2,7 +2,8 @@
 """reports/render.py on the committed fixtures (conformance/reports/fixtures/): a run report,
 an ablation over heads as `trepro ablate` lays it out (summary.json, schema_version 2, with one
 report per variant and seed, DIR/<variant>/seed_<S>/report.json: two seeds, one variant with a
-seed not run yet, one variant not run at all, a baseline and two claims) and an attention file.
+seed not run yet, one variant not run at all, one cell copied from its twin in another sweep, a
+baseline and two claims) and an attention file.
 
 Checks the fixtures follow the report schemas, the Markdown tables carry their numbers (mean ±
 sd over seeds, the advantage over the baseline, the claims' verdict column), the paper's Table 3
@@ -52,8 +53,10 @@ def summary_checks(out):
         md = f.read()
     check("| tiny_run | multi30k de-en | 3+3 | 256 | 8 | 512 | post | relu | sinusoidal | 60 | 10.68 | 11.50 | "
           "30.12 | 33.40 | reference-f32 | 4320 |" in md, "runs table row of tiny_run")
-    check("| heads1 seed 1 | multi30k de-en | 3+3 | 256 | 1 |" in md and "| heads8 seed 2 | multi30k de-en | 3+3 | "
+    check("| heads1 seed 1 | multi30k de-en | 3+3 | 256 | 1 |" in md and "| heads8 seed 1 | multi30k de-en | 3+3 | "
           "256 | 8 |" in md, "the cells table lists each (variant, seed) that ran")
+    check("| heads8 seed 2 (copy of table3_size/base/seed_2) | multi30k de-en | 3+3 | 256 | 8 |" in md,
+          "a cell copied from its twin in another sweep names it")
     check("| seed_1 |" not in md and md.count("| heads1 seed 1 |") == 1,
           "cell reports are rendered with their ablation, not again as runs of their own")
     check("Seeds: 1, 2; baseline: heads8" in md, "the seeds and the baseline are named")

@@ -30,6 +30,13 @@ fs::path identity_lock_path(const fs::path& share_dir, const std::string& identi
 
 namespace {
 
+// "seed_<digits>": a cell's folder, not the "seed_<S>.sharing" of a copy under way.
+bool is_seed_folder(const std::string& name) {
+  const std::string digits = name.substr(std::min<std::size_t>(name.size(), 5));
+  return name.starts_with("seed_") && !digits.empty() &&
+         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // The folders SHARE/<sweep>/<variant>/seed_<S> that hold a report, in path order.
 std::vector<fs::path> cell_folders(const fs::path& share_dir) {
   std::vector<fs::path> cells;
@@ -44,7 +51,7 @@ std::vector<fs::path> cell_folders(const fs::path& share_dir) {
   for (const fs::path& sweep : subfolders(share_dir)) {
     for (const fs::path& variant : subfolders(sweep)) {
       for (const fs::path& seed : subfolders(variant)) {
-        if (seed.filename().string().starts_with("seed_") && fs::exists(seed / "report.json")) cells.push_back(seed);
+        if (is_seed_folder(seed.filename().string()) && fs::exists(seed / "report.json")) cells.push_back(seed);
       }
     }
   }
