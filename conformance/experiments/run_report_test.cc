@@ -3,6 +3,7 @@
 // and the upgrade of schema_version 1 reports to it.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -104,6 +105,21 @@ TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
   missing_field[1].erase("grad_norm");
   EXPECT_NE(message({{"schema_version", 1}, {"steps", missing_field}}).find("runs/x/report.json: \"steps\" needs"),
             std::string::npos);
+  // Step numbers near the largest integer made the window arithmetic overflow and loop forever;
+  // sums of huge losses became a null in the curve.
+  json huge_step = numbered_steps(2);
+  huge_step[1]["step"] = std::numeric_limits<std::int64_t>::max() - 7;
+  EXPECT_EQ(message({{"schema_version", 1}, {"steps", huge_step}}),
+            "runs/x/report.json: steps[1].step: expected an integer above the previous entry's (1) and at most 2^40, "
+            "got 9223372036854775800");
+  json repeated_step = numbered_steps(2);
+  repeated_step[1]["step"] = 1;
+  EXPECT_NE(message({{"schema_version", 1}, {"steps", repeated_step}}).find("steps[1].step: expected an integer above"),
+            std::string::npos);
+  json huge_loss = numbered_steps(2);
+  huge_loss[0]["loss"] = 1e308;
+  EXPECT_EQ(message({{"schema_version", 1}, {"steps", huge_loss}}),
+            "runs/x/report.json: steps[0].loss: expected a number within +-1e300, got 1e+308");
 }
 
 }  // namespace

@@ -68,6 +68,23 @@ cmp "$shared/first/base/seed_5/test_2016_flickr.best.hyp.en" "$scratch/apart/hea
   --variant head_dim8 --seed 5 >"$scratch/reference.log" || fail "the cell on reference-f32 failed"
 grep -q "head_dim8 seed 5: training$" "$scratch/reference.log" || fail "a twin of another backend was copied"
 
+# --share-cells must be a folder, and --out a folder directly inside it.
+echo "not a folder" >"$scratch/a_file"
+"$trepro" ablate "$scratch/second.json" --out "$scratch/a_file/x" --share-cells "$scratch/a_file" 2>"$scratch/err.log" \
+  && fail "a file was taken for the folder of shared cells"
+grep -q "^trepro: error: --share-cells $scratch/a_file: not a folder" "$scratch/err.log" || fail "$(cat "$scratch/err.log")"
+"$trepro" ablate "$scratch/second.json" --out "$scratch/elsewhere" --share-cells "$shared" 2>"$scratch/err.log" \
+  && fail "an --out outside the folder of shared cells was accepted"
+grep -q "must be a folder directly inside --share-cells $shared" "$scratch/err.log" || fail "$(cat "$scratch/err.log")"
+# A twin whose report lacks what says it is complete is named.
+mkdir -p "$shared/broken/base/seed_5"
+echo '{"config": {}, "status": "finished"}' >"$shared/broken/base/seed_5/report.json"
+"$trepro" ablate "$scratch/second.json" --out "$shared/third_try" --share-cells "$shared" --variant head_dim4 --seed 5 \
+  2>"$scratch/err.log" && fail "a broken report among the shared cells went unnoticed"
+grep -q "$shared/broken/base/seed_5/report.json: not a run report with status, config.data.dataset" "$scratch/err.log" \
+  || fail "the broken report is not named: $(cat "$scratch/err.log")"
+rm -r "$shared/broken"
+
 # A twin training in another process: the sweep runs its other cell first, then copies the twin.
 cat >"$scratch/third.json" <<JSON
 {"name": "third", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 60}, "seeds": [7],

@@ -38,22 +38,16 @@ std::string cell_key(const ClaimMetric metric) {
   return "";
 }
 
-// One cell's entry: its report's headline numbers, or status "not_run".
-json cell_entry(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
-  const fs::path folder = fs::relative(cell_folder(out_dir, variant, seed), out_dir);
-  const fs::path report_path = fs::path(out_dir) / folder / "report.json";
-  json cell = {{"seed", seed}, {"report", (folder / "report.json").string()}};
-  if (!fs::exists(report_path)) {
-    cell["status"] = "not_run";
-    return cell;
-  }
-  const json report = read_json_file(report_path.string());
+// The headline numbers of a cell's report into `cell`. Throws nlohmann's exceptions where the
+// report lacks a field; cell_entry names the file.
+void add_report_figures(json& cell, const json& report, const std::string& report_path, const fs::path& folder) {
+  if (!report.is_object()) throw std::runtime_error(report_path + ": expected a run report (a JSON object)");
   cell["status"] = report.at("status");
   if (report.contains("shared_from")) cell["shared_from"] = report["shared_from"];
   if (!report.contains("curve")) {
-    throw std::runtime_error(report_path.string() + ": no \"curve\" (a report of schema_version " +
+    throw std::runtime_error(report_path + ": no \"curve\" (a report of schema_version " +
                              report.value("schema_version", json()).dump() + "; `trepro upgrade-report " +
-                             report_path.string() + "` rewrites one of version 1)");
+                             report_path + "` rewrites one of version 1)");
   }
   const json& curve = report.at("curve");
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
@@ -61,6 +55,10 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   const json& best = report.at("best");
   if (best.at("step").get<std::int64_t>() > 0) {
     const double loss = best.at("validation_loss").get<double>();
+    if (!std::isfinite(std::exp(loss))) {
+      throw std::runtime_error(report_path + ": best.validation_loss " + std::to_string(loss) +
+                               " has no finite perplexity");
+    }
     cell["best_step"] = best.at("step");
     cell["best_validation_loss"] = loss;
     cell["best_validation_perplexity"] = std::exp(loss);
@@ -75,6 +73,23 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   }
   cell["target_tokens_per_second"] = report.at("timings").at("target_tokens_per_second");
   cell["train_seconds"] = report.at("timings").at("train_seconds");
+}
+
+// One cell's entry: its report's headline numbers, or status "not_run".
+json cell_entry(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
+  const fs::path folder = fs::relative(cell_folder(out_dir, variant, seed), out_dir);
+  const fs::path report_path = fs::path(out_dir) / folder / "report.json";
+  json cell = {{"seed", seed}, {"report", (folder / "report.json").string()}};
+  if (!fs::exists(report_path)) {
+    cell["status"] = "not_run";
+    return cell;
+  }
+  const json report = read_json_file(report_path.string());
+  try {
+    add_report_figures(cell, report, report_path.string(), folder);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(report_path.string() + ": not a run report of schema_version 2 (" + e.what() + ")");
+  }
   return cell;
 }
 

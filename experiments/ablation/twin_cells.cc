@@ -11,12 +11,17 @@ namespace trepro {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool cell_report_complete(const json& report) {
+bool cell_report_complete(const json& report, const std::string& source) {
   if (report.is_null()) return false;
-  const std::string status = report.value("status", "");
-  if (status != "finished" && status != "non_finite") return false;
-  const bool decodes = report.at("config").at("data").value("dataset", "") == "multi30k";
-  return !decodes || report.at("test").contains("bleu") || report.at("best").value("step", 0) == 0;
+  try {
+    const std::string status = report.at("status").get<std::string>();
+    if (status != "finished" && status != "non_finite") return false;
+    const bool decodes = report.at("config").at("data").at("dataset").get<std::string>() == "multi30k";
+    return !decodes || report.at("test").contains("bleu") || report.at("best").at("step").get<std::int64_t>() == 0;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
+                             e.what() + ")");
+  }
 }
 
 std::string cell_identity(Config config) {
@@ -72,9 +77,12 @@ std::vector<TwinCell> complete_twins(const fs::path& share_dir, const std::strin
       throw std::runtime_error(report_path + ": not a run report (no \"config\"), in the folder of shared cells " +
                                share_dir.string());
     }
-    if (!cell_report_complete(report)) continue;
+    if (!cell_report_complete(report, report_path)) continue;
     if (cell_identity(config_from_json(report.at("config"), report_path + ": config")) != identity) continue;
-    twins.push_back({folder, report.value("backend", "")});
+    if (!report.contains("backend") || !report["backend"].is_string()) {
+      throw std::runtime_error(report_path + ": \"backend\" must name the backend the cell trained on");
+    }
+    twins.push_back({folder, report["backend"].get<std::string>()});
   }
   return twins;
 }

@@ -21,8 +21,9 @@ namespace trepro {
 
 // Whether a cell's run report says it is done: trained to the end (or diverged) and decoded when
 // its data can be. A diverged cell decodes its best checkpoint from before the divergence, when it
-// had one: that model is its result. False for a null report (nothing run).
-bool cell_report_complete(const nlohmann::json& report);
+// had one: that model is its result. False for a null report (nothing run). Throws naming
+// `source` (the report's file) when the report lacks the fields that say so.
+bool cell_report_complete(const nlohmann::json& report, const std::string& source);
 
 // Equal for two cells exactly when their configs train the same model the same way: the config
 // hash with the defaults that other keys decide written out (head_dim 0 is d_model / heads).

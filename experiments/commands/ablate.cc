@@ -81,7 +81,26 @@ std::string identity(const AblateOptions& o, const Cell& cell) {
 nlohmann::json read_report(const fs::path& run) {
   const fs::path report = run / "report.json";
   if (!fs::exists(report)) return nullptr;
-  return read_json_file(report.string());
+  nlohmann::json parsed = read_json_file(report.string());
+  if (!parsed.is_object()) throw std::runtime_error(report.string() + ": expected a run report (a JSON object)");
+  return parsed;
+}
+
+// --share-cells names a folder of sweeps, and --out one of them: SHARE/<name>, where the other
+// sweeps look for twins (twin_cells.h reads SHARE/*/*/seed_*). So a mistyped --share-cells is
+// refused, not silently a new, empty folder of sweeps.
+void check_share_folder(const AblateOptions& o) {
+  if (o.share_dir.empty()) return;
+  if (fs::exists(o.share_dir) && !fs::is_directory(o.share_dir)) {
+    throw std::invalid_argument("--share-cells " + o.share_dir +
+                                ": not a folder (expected the folder of the sweeps' output folders, e.g. reports/ablations)");
+  }
+  fs::path out = fs::weakly_canonical(o.out);
+  if (out.filename().empty()) out = out.parent_path();
+  if (out.parent_path() != fs::weakly_canonical(o.share_dir)) {
+    throw std::invalid_argument("--out " + o.out + " must be a folder directly inside --share-cells " + o.share_dir +
+                                " (SHARE/<name>), where the other sweeps find its cells");
+  }
 }
 
 void train_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
@@ -169,7 +188,7 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
   const FileLock lock = lock_cell(run, cell.name());
   nlohmann::json report = read_report(run);
-  if (cell_report_complete(report)) {
+  if (cell_report_complete(report, (run / "report.json").string())) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return CellOutcome::done;
   }
@@ -180,7 +199,7 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
     train_cell(o, cell, run);
     report = read_report(run);
   }
-  if (!cell_report_complete(report)) {
+  if (!cell_report_complete(report, (run / "report.json").string())) {
     std::cout << "ablate: " << cell.name() << ": decoding the test split" << std::endl;
     EvaluateOptions evaluate;
     evaluate.model.run_dir = run.string();
@@ -292,6 +311,7 @@ std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell
 
 void run_ablation(const AblateOptions& o) {
   const AblationSpec spec = load_ablation_spec(o.spec_path);
+  check_share_folder(o);
   if (bool(*o.variant_option) != bool(*o.seed_option)) throw std::invalid_argument("ablate: --variant and --seed go together");
   if (*o.variant_option) {
     const AblationVariant* variant = spec.find_variant(o.variant);

@@ -1,6 +1,7 @@
 #include "experiments/training/run_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -102,6 +103,34 @@ nlohmann::json training_curve(const nlohmann::json& steps) {
   return curve;
 }
 
+namespace {
+
+// What training_curve assumes of steps from outside: step numbers that increase and that a run
+// can reach (its windows round them up to multiples of kCurveWindow, which must not overflow),
+// and losses, gradient norms and seconds whose sums stay finite. Throws naming `source` and the
+// entry.
+void check_history_steps(const nlohmann::json& steps, const std::string& source) {
+  constexpr std::int64_t kLargestStep = std::int64_t{1} << 40;
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string where = source + ": steps[" + std::to_string(i) + "]";
+    const nlohmann::json& step = steps[i].at("step");
+    if (!step.is_number_integer() || step.get<std::int64_t>() <= previous || step.get<std::int64_t>() > kLargestStep) {
+      throw std::runtime_error(where + ".step: expected an integer above the previous entry's (" +
+                               std::to_string(previous) + ") and at most 2^40, got " + step.dump());
+    }
+    previous = step.get<std::int64_t>();
+    for (const char* key : {"loss", "grad_norm", "seconds"}) {
+      const nlohmann::json& value = steps[i].at(key);
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || std::abs(value.get<double>()) > 1e300) {
+        throw std::runtime_error(where + "." + key + ": expected a number within +-1e300, got " + value.dump());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source) {
   if (!report.is_object()) {
     throw std::runtime_error(source + ": expected a run report (a JSON object), got " + report.type_name());
@@ -113,6 +142,7 @@ nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& sou
     throw std::runtime_error(source + ": schema_version 1 without a \"steps\" array");
   }
   try {
+    check_history_steps(report["steps"], source);
     report["curve"] = training_curve(report["steps"]);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(source + ": \"steps\" needs step, epoch, loss, learning_rate, grad_norm, tokens and "
