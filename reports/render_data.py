@@ -23,6 +23,21 @@ def load_json(path):
         raise InputError(f"{path}: cannot read: {e.strerror}") from e
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text: byte {e.start}") from e
+    except RecursionError as e:
+        raise InputError(f"{path}: JSON nested too deeply to read") from e
+
+
+def check_schema(path, data):
+    """A run report or ablation summary against its schema (reports/validate_report.py), so that a
+    field of the wrong shape is named here instead of failing somewhere in the rendering."""
+    import validate_report  # reports/, beside this file; needs python3-jsonschema (scripts/setup)
+    validator = validate_report.validator_for(validate_report.default_schema(data))
+    error = next(iter(sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise InputError(f"{path}: {where}: {error.message}")
 
 
 def get(obj, *keys, default=None):
@@ -214,7 +229,9 @@ class Ablation:
             report_path = os.path.join(os.path.dirname(path), cell["report"])
             run = None
             if cell.get("status") != "not_run" and os.path.exists(report_path):
-                run = Run(report_path, load_json(report_path), f"{name} seed {cell['seed']}")
+                data = load_json(report_path)
+                check_schema(report_path, data)
+                run = Run(report_path, data, f"{name} seed {cell['seed']}")
                 run.group, run.seed = name, cell["seed"]
             cells.append(Cell(name, cell, run))
         statistics = variant.get("statistics", {})
@@ -289,6 +306,8 @@ def load_inputs(paths):
             runs.append(Run(path, data))
         elif kind == "ablation":
             ablations.append(Ablation(path, data))
+        if kind in ("train", "ablation"):
+            check_schema(path, data)  # after the readers' own checks, which say more
         elif kind == "attention":
             attentions.append(Attention(path, data))
         elif kind == "mutation_score":

@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -239,7 +240,11 @@ def main():
                 ("a cell without a seed", lambda d: d["variants"][1]["cells"][0].pop("seed"), "variants[1].cells[0]"),
                 ("a claim without a verdict", lambda d: d["claims"][1].pop("verdict"), "claims[1]"),
                 ("statistics without a mean", lambda d: d["variants"][0]["statistics"]["test_bleu"].pop("mean"),
-                 "variants[0].statistics.test_bleu")]:
+                 "variants[0].statistics.test_bleu"),
+                ("a description that is not text", lambda d: d.update(description=5), "description: 5 is not of type"),
+                ("a comparison without its metric", lambda d: d["variants"][0]["vs_baseline"].pop("metric")
+                 if "vs_baseline" in d["variants"][0] else d["variants"][1]["vs_baseline"].pop("metric"),
+                 "metric")]:
             data = json.loads(json.dumps(summary))
             change(data)
             with open(bad_ablation, "w") as f:
@@ -247,6 +252,25 @@ def main():
             result = render([bad_ablation], os.path.join(tmp, "bad_out"))
             check(result.returncode == 2 and bad_ablation in result.stderr and expected in result.stderr,
                   f"{what}: exit 2 naming the file and {expected!r} ({result.stderr.strip()})")
+        # A cell report of the wrong shape is named by the schema check, not met by a traceback.
+        copied = os.path.join(tmp, "ablation_copy")
+        shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), copied)
+        cell_report = os.path.join(copied, "heads1", "seed_1", "report.json")
+        with open(cell_report) as f:
+            report = json.load(f)
+        report["curve"] = 5
+        with open(cell_report, "w") as f:
+            json.dump(report, f)
+        result = render([os.path.join(copied, "summary.json")], os.path.join(tmp, "bad_out"))
+        check(result.returncode == 2 and f"{cell_report}: curve: 5 is not of type 'array'" in result.stderr,
+              f"a cell report whose curve is a number: exit 2 naming it ({result.stderr.strip()[-300:]})")
+        for what, content, expected in [("bytes that are not UTF-8", b'{"kind": "\xff"}', "not UTF-8 text"),
+                                        ("JSON nested 200,000 deep", b"[" * 200000, "nested too deeply")]:
+            with open(bad, "wb") as f:
+                f.write(content)
+            result = render([bad], os.path.join(tmp, "bad_out"))
+            check(result.returncode == 2 and bad in result.stderr and expected in result.stderr,
+                  f"{what}: exit 2 naming the file ({result.stderr.strip()[-300:]})")
         check(not os.path.exists(os.path.join(tmp, "bad_out", "summary.md")), "no summary written on bad input")
     print(f"render_test: {len(failures)} failure(s)")
     return 1 if failures else 0
