@@ -166,8 +166,10 @@ def setup(args, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default="/work/models/multi30k_deen_anchor", help="trepro run folder")
-    parser.add_argument("--input", default="/work/shared/data/multi30k/test_2016_flickr.de.gz")
+    parser.add_argument("--run", default=os.path.join(ROOT, "runs/decode_bench_model"),
+                        help="trepro run folder (bench/run_benches.sh trains this default one)")
+    data_dir = os.environ.get("TREPRO_DATA_DIR") or os.path.join(ROOT, "..", "shared", "data")
+    parser.add_argument("--input", default=os.path.join(data_dir, "multi30k", "test_2016_flickr.de.gz"))
     parser.add_argument("--out", default=os.path.join(ROOT, "reports/bench"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", default="1,2")

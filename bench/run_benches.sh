@@ -4,8 +4,11 @@
 # other), then bench/decode_bench.py (decoding against CTranslate2 on every target), then
 # OUT/summary.md (reports/bench_targets.py: the targets side by side, the decode table, each
 # target's goals and details).
-#   [REPETITIONS=N] [TARGETS="avx3 avx2"] [DECODE=0] [DECODE_ARGS="--sentences 200"] \
+#   [REPETITIONS=N] [TARGETS="avx3 avx2"] [DECODE=0] [DECODE_RUN=RUN] [DECODE_ARGS="--sentences 200"] \
 #     bench/run_benches.sh [OUT] [benchmark args...]
+# Decoding needs a trained run: DECODE_RUN, default runs/decode_bench_model, which is trained
+# first when it has no best checkpoint (the anchor recipe for 600 steps: speed does not depend on
+# quality; about 12 minutes on 2 cores).
 # OUT defaults to reports/bench/; each target's JSON goes to OUT/cpu-<target>/. Extra arguments go
 # to every Google Benchmark (e.g. --benchmark_filter=threads:2). Each benchmark runs REPETITIONS
 # times (default 3) and the JSON keeps the aggregates, whose medians the summary uses: on these
@@ -47,9 +50,19 @@ for target in $TARGETS; do
 done
 
 if [[ ${DECODE:-1} != 0 ]]; then
+  decode_run=${DECODE_RUN:-$source_dir/runs/decode_bench_model}
+  if [[ ! -e $decode_run/checkpoints/best.safetensors ]]; then
+    echo "run_benches: training the decoding model into $decode_run (600 steps of the anchor recipe)"
+    if [[ -e $decode_run/config.json ]]; then
+      "$build/experiments/trepro" train --resume --out "$decode_run" >/dev/null
+    else
+      "$build/experiments/trepro" train "$source_dir/experiments/configs/multi30k_deen_anchor.json" \
+        --out "$decode_run" --steps 600 >/dev/null
+    fi
+  fi
   echo "decode before: $(uptime)" >> "$out/load.txt"
   # shellcheck disable=SC2086
-  /usr/bin/python3 "$source_dir/bench/decode_bench.py" --out "$out" --targets "${TARGETS// /,}" \
+  /usr/bin/python3 "$source_dir/bench/decode_bench.py" --run "$decode_run" --out "$out" --targets "${TARGETS// /,}" \
     --repeat "${REPETITIONS:-3}" ${DECODE_ARGS:-}
   echo "decode after:  $(uptime)" >> "$out/load.txt"
 fi

@@ -5,8 +5,10 @@
 # paths are made to lead here; the Multi30K data it carries becomes TREPRO_DATA_DIR.
 gpu_pack=$(cd "$1" && pwd)
 build=$gpu_pack/build
-gpu_cuda_libs=$(dirname "$(find / -xdev -name 'libcublasLt.so.*' -print -quit 2>/dev/null)")
-export LD_LIBRARY_PATH="$gpu_pack/lib:$gpu_cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+gpu_cublas=$(find / -xdev -name 'libcublasLt.so.*' -print -quit 2>/dev/null || true)
+# Where none is found, nothing is added (dirname of nothing would put "." on the path).
+gpu_cuda_libs=${gpu_cublas:+$(dirname "$gpu_cublas")}
+export LD_LIBRARY_PATH="$gpu_pack/lib${gpu_cuda_libs:+:$gpu_cuda_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 gpu_built_at=$(cat "$gpu_pack/source_dir")
 if [[ $gpu_built_at != "$PWD" && ! -e $gpu_built_at ]]; then
   mkdir -p "$(dirname "$gpu_built_at")" && ln -s "$PWD" "$gpu_built_at"

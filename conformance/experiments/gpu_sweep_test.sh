@@ -29,7 +29,7 @@ echo "$pack/build" >"$pack/build_dir"
 
 sweep() {
   RESULTS=$scratch/$1 GPU_SWEEP_ROOT=$scratch/root TREPRO_BACKEND=cpu TREPRO_JOBS=2 \
-    "$2/scripts/gpu-sweep" "$pack" 600 "$scratch/spec.json" "$scratch/spec2.json" >"$scratch/$1.log" 2>&1 ||
+    "$2/scripts/gpu-sweep" "${3:-$pack}" 600 "$scratch/spec.json" "$scratch/spec2.json" >"$scratch/$1.log" 2>&1 ||
     fail "gpu-sweep failed: $(cat "$scratch/$1.log")"
 }
 # A pack whose trepro predates the options scripts/reproduce passes is refused before any cell.
@@ -89,4 +89,20 @@ grep -q "gpu-sweep: 2 cells at once; 0 cells finished in [0-9]* s, 0 of them cop
 ! grep -q "spec.*with [0-9]* cells at once" "$scratch/second.log" ||
   fail "the second call gave slots to specs with no cell left: $(cat "$scratch/second.log")"
 [[ $(tar -tzf "$scratch/second/sweep.tar.gz" | sort) == "$expected" ]] || fail "the second call's tar differs"
+
+# A carried PACK.tar.xz is unpacked beside it once, and again only when it is another file (a warm
+# machine keeps the folder of an earlier call).
+cp -r "$pack" "$scratch/tarred"
+(cd "$scratch" && /usr/bin/python3 -m tarfile -c tarred.tar.xz tarred && rm -r tarred)
+sweep unpacked "$2" "$scratch/tarred"
+[[ -x $scratch/tarred/build/experiments/trepro && -s $scratch/tarred/.unpacked_from ]] ||
+  fail "PACK.tar.xz was not unpacked: $(cat "$scratch/unpacked.log")"
+touch "$scratch/tarred/kept"
+sweep same_tar "$2" "$scratch/tarred"
+[[ -e $scratch/tarred/kept ]] || fail "the same PACK.tar.xz was unpacked again"
+touch -d '+1 minute' "$scratch/tarred.tar.xz"
+sweep new_tar "$2" "$scratch/tarred"
+[[ ! -e $scratch/tarred/kept && -x $scratch/tarred/build/experiments/trepro ]] ||
+  fail "a new PACK.tar.xz was not unpacked over the old folder"
+[[ -z $(find "$scratch" -maxdepth 1 -name '.unpacking.*') ]] || fail "a temporary unpacking folder was left"
 echo "PASS"
