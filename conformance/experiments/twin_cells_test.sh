@@ -90,14 +90,18 @@ cat >"$scratch/third.json" <<JSON
 {"name": "third", "base": "tiny_multi30k.json", "overrides": {"data.epochs": 60}, "seeds": [7],
  "variants": [{"name": "long", "set": {}}, {"name": "short", "set": {"data.epochs": 1}}]}
 JSON
-"$trepro" ablate "$scratch/third.json" --out "$shared/holder" --share-cells "$shared" --variant long --seed 7 \
-  >"$scratch/holder.log" 2>&1 &
-holder=$!
-for _ in $(seq 12000); do
-  [[ -e "$shared/holder/long/seed_7/train.log" ]] && break
-  sleep 0.005
-done
-kill -0 "$holder" 2>/dev/null || fail "the other process ended before the sweep started (train it longer)"
+# start_twin SPEC NAME: trains SPEC's long seed 7 into $shared/NAME in the background, its pid in
+# $holder, and returns once it trains (holding the twin's lock).
+start_twin() {
+  "$trepro" ablate "$1" --out "$shared/$2" --share-cells "$shared" --variant long --seed 7 >"$scratch/$2.log" 2>&1 &
+  holder=$!
+  for _ in $(seq 12000); do
+    [[ -e "$shared/$2/long/seed_7/train.log" ]] && break
+    sleep 0.005
+  done
+  kill -0 "$holder" 2>/dev/null || fail "$2 ended before the sweep started (train it longer)"
+}
+start_twin "$scratch/third.json" holder
 # A sweep's child started while the twin seemed idle leaves the cell for later (exit 75), untouched.
 deferred=0
 "$trepro" ablate "$scratch/third.json" --out "$shared/child" --share-cells "$shared" --variant long --seed 7 \
@@ -118,14 +122,7 @@ order=$(grep -E "^ablate: [a-z]+ seed 7: (training|.*copied, not trained)$" "$sc
 # The same with --jobs 2 (another twin: 61 epochs): the child for short starts first; the one for
 # long, all that is left, waits for the twin and copies it.
 sed 's/"data.epochs": 60/"data.epochs": 61/; s/"third"/"fourth"/' "$scratch/third.json" >"$scratch/fourth.json"
-"$trepro" ablate "$scratch/fourth.json" --out "$shared/holder2" --share-cells "$shared" --variant long --seed 7 \
-  >"$scratch/holder2.log" 2>&1 &
-holder=$!
-for _ in $(seq 12000); do
-  [[ -e "$shared/holder2/long/seed_7/train.log" ]] && break
-  sleep 0.005
-done
-kill -0 "$holder" 2>/dev/null || fail "the second twin ended before the sweep started (train it longer)"
+start_twin "$scratch/fourth.json" holder2
 "$trepro" ablate "$scratch/fourth.json" --out "$shared/fourth" --share-cells "$shared" --jobs 2 >"$scratch/fourth.log" \
   || fail "the sweep with --jobs 2 beside a twin's training failed"
 wait "$holder" || fail "the process training the second twin failed"
