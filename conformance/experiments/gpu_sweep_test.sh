@@ -100,9 +100,16 @@ sweep unpacked "$2" "$scratch/tarred"
 touch "$scratch/tarred/kept"
 sweep same_tar "$2" "$scratch/tarred"
 [[ -e $scratch/tarred/kept ]] || fail "the same PACK.tar.xz was unpacked again"
-touch -d '+1 minute' "$scratch/tarred.tar.xz"
+touch -d '+1 minute' "$scratch/tarred.tar.xz"  # the same content, as a carried copy has
+sweep touched_tar "$2" "$scratch/tarred"
+[[ -e $scratch/tarred/kept ]] || fail "the same PACK.tar.xz with another mtime was unpacked again"
+# Another pack: its content differs.
+mkdir -p "$scratch/tarred2"
+cp -r "$pack" "$scratch/tarred2/tarred"
+echo other >"$scratch/tarred2/tarred/note"
+(cd "$scratch/tarred2" && /usr/bin/python3 -m tarfile -c ../tarred.tar.xz tarred)
 sweep new_tar "$2" "$scratch/tarred"
-[[ ! -e $scratch/tarred/kept && -x $scratch/tarred/build/experiments/trepro ]] ||
+[[ ! -e $scratch/tarred/kept && -e $scratch/tarred/note && -x $scratch/tarred/build/experiments/trepro ]] ||
   fail "a new PACK.tar.xz was not unpacked over the old folder"
 [[ -z $(find "$scratch" -maxdepth 1 -name '.unpacking.*') ]] || fail "a temporary unpacking folder was left"
 echo "PASS"
