@@ -189,6 +189,28 @@ def verdict(entry, seeds):
     return entry["verdict"]
 
 
+def baseline_outcome(entry, seeds):
+    """A variant against the baseline, which nobody claimed anything about: better, worse, or the
+    verdict's inconclusive / pending."""
+    return {"reproduced": "better", "contradicted": "worse"}.get(entry["verdict"]) or verdict(entry, seeds)
+
+
+def seed_outcome(seed):
+    """One seed of a comparison: its advantage, the variants that diverged, or the metric missing."""
+    if "advantage" in seed:
+        return f"seed {seed['seed']}: {seed['advantage']:+.2f}"
+    if "diverged" in seed:
+        return f"seed {seed['seed']}: {' and '.join(seed['diverged'])} diverged"
+    return f"seed {seed['seed']}: no {seed['missing']}"
+
+
+def seed_interval(entry):
+    if not entry.get("seed_interval"):
+        return ""
+    low, high = entry["seed_interval"]
+    return f"[{low:+.2f}, {high:+.2f}]"
+
+
 def p_value(entry):
     return "" if entry.get("p_value") is None else f"{entry['p_value']:.3f}"
 
@@ -207,7 +229,7 @@ def ablation_table(ablation):
     if ablation.baseline:
         metrics = sorted({c["metric"] for c in compared})
         label = METRIC_LABELS.get(metrics[0], metrics[0]) if len(metrics) == 1 else "advantage"
-        header += f" {label} vs {ablation.baseline} [{confidence(ablation)} interval] | p | verdict |"
+        header += f" {label} vs {ablation.baseline} [{confidence(ablation)} interval] | p | outcome |"
         rule += "---|---|---|"
     lines = [header, rule]
     for v in ablation.variants:
@@ -219,38 +241,44 @@ def ablation_table(ablation):
                 line += " (baseline) | | |"
             elif v.vs_baseline:
                 line += f" {advantage(v.vs_baseline)} | {p_value(v.vs_baseline)} | " \
-                        f"{verdict(v.vs_baseline, ablation.seeds)} |"
+                        f"{baseline_outcome(v.vs_baseline, ablation.seeds)} |"
             else:
                 line += " | | |"
         lines.append(line)
     note = "Means ± sample standard deviations over the seeds run (the value alone for one seed)."
     if ablation.baseline:
         note += (" The advantage over the baseline is the variant's score minus the baseline's (perplexity: the "
-                 "baseline's minus the variant's), positive where the variant is better; " + bootstrap_note(ablation))
+                 "baseline's minus the variant's), positive where the variant is better; " + bootstrap_note(ablation)
+                 + " Outcome: better or worse where every seed and the interval agree, as a claim's verdict.")
     return lines + ["", note]
 
 
 def bootstrap_note(ablation):
     b = ablation.bootstrap
     return (f"sacreBLEU's by paired bootstrap over the test sentences ({b.get('resamples', '?')} resamples, seed "
-            f"{b.get('seed', '?')}), pooled over seeds; other metrics by a t interval over seeds.")
+            f"{b.get('seed', '?')}), pooled over seeds; other metrics by a t interval over seeds. p: the two-sided "
+            "test of the bootstrap distribution centred at zero (Koehn 2004); sacreBLEU's own formula, smaller, is "
+            "in summary.json as p_value_sacrebleu.")
 
 
 def claims_table(ablation):
     """Per claim of the spec: its metric, the advantage per seed and pooled, and the verdict."""
     lines = [f"| claim | better | worse | metric | per seed | advantage [{confidence(ablation)} interval] | method "
-             "| p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+             f"| between seeds [{confidence(ablation)} t] | p | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"] for s in c["per_seed"]}
-        per_seed = [f"seed {s['seed']}: {s['advantage']:+.2f}" for s in c["per_seed"]]
+        per_seed = [seed_outcome(s) for s in c["per_seed"]]
         per_seed += [f"seed {s}: none yet" for s in ablation.seeds if s not in seen]
         lines.append(f"| {cell(c['claim'])} | {cell(c['better'])} | {cell(c['worse'])} | "
-                     f"{METRIC_LABELS.get(c['metric'], c['metric'])} | {', '.join(per_seed)} | {advantage(c)} | "
-                     f"{cell(c.get('method', ''))} | {p_value(c)} | {verdict(c, ablation.seeds)} |")
+                     f"{METRIC_LABELS.get(c['metric'], c['metric'])} | {cell(', '.join(per_seed))} | {advantage(c)} | "
+                     f"{cell(c.get('method', ''))} | {seed_interval(c)} | {p_value(c)} | {verdict(c, ablation.seeds)} |")
     return lines + ["", "Advantage: how much `better` beats `worse` (BLEU points, or perplexity lowered), positive "
-                    "in the claimed direction. Reproduced: positive in every seed and the interval above 0; "
-                    "contradicted: negative in every seed and the interval below 0; inconclusive otherwise; "
-                    "pending while a seed has not run."]
+                    "in the claimed direction. Reproduced: positive in every seed and the interval above 0 (a "
+                    "seed where only `worse` diverged counts as positive; where every seed was decided so, no "
+                    "interval is needed); contradicted: the same, negative and below 0; inconclusive otherwise; "
+                    "pending while a cell has not finished. The bootstrap's interval measures the test sentences' "
+                    "sampling error only; the t interval between seeds, beside it for sacreBLEU, measures how much "
+                    "the difference varies from one training to the next."]
 
 
 def figures(runs, out_dir, stem, fmt_, title=None, ablation=None):

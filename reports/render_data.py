@@ -157,19 +157,28 @@ class Variant:
 
 
 def _comparison(path, where, entry):
-    """A vs_baseline entry or a claim: metric, per_seed [{seed, advantage}], verdict and the
-    optional advantage, interval, p_value and method, checked for their types."""
+    """A vs_baseline entry or a claim: metric, per_seed [{seed, and advantage (a number),
+    diverged (the variants whose training diverged) or missing (a metric)}], verdict and the
+    optional advantage, interval, seed_interval, p_value, p_value_sacrebleu and method, checked for
+    their types."""
     if not isinstance(entry, dict) or not isinstance(entry.get("verdict"), str) \
             or not isinstance(entry.get("per_seed"), list):
         raise InputError(f"{path}: {where}: expected an object with \"per_seed\" and a \"verdict\"")
     for j, seed in enumerate(entry["per_seed"]):
-        if not isinstance(seed, dict) or _number(seed.get("seed")) is None or _number(seed.get("advantage")) is None:
-            raise InputError(f"{path}: {where}.per_seed[{j}]: expected {{\"seed\", \"advantage\"}} numbers")
-    interval = entry.get("interval")
-    if interval is not None and (not isinstance(interval, list) or len(interval) != 2
-                                 or any(_number(v) is None for v in interval)):
-        raise InputError(f"{path}: {where}.interval: expected [low, high]")
-    for key in ("advantage", "p_value"):
+        outcome_ok = isinstance(seed, dict) and (
+            _number(seed.get("advantage")) is not None
+            or (isinstance(seed.get("diverged"), list) and seed["diverged"]
+                and all(isinstance(name, str) for name in seed["diverged"]))
+            or isinstance(seed.get("missing"), str))
+        if not outcome_ok or _number(seed.get("seed")) is None:
+            raise InputError(f"{path}: {where}.per_seed[{j}]: expected a number \"seed\" and a number "
+                             "\"advantage\", a list \"diverged\" or a string \"missing\"")
+    for key in ("interval", "seed_interval"):
+        interval = entry.get(key)
+        if interval is not None and (not isinstance(interval, list) or len(interval) != 2
+                                     or any(_number(v) is None for v in interval)):
+            raise InputError(f"{path}: {where}.{key}: expected [low, high]")
+    for key in ("advantage", "p_value", "p_value_sacrebleu"):
         if key in entry and _number(entry[key]) is None:
             raise InputError(f"{path}: {where}.{key}: expected a number")
     return entry
@@ -238,10 +247,12 @@ class Ablation:
         if not isinstance(statistics, dict):
             raise InputError(f"{path}: {where}.statistics: expected an object")
         for metric, entry in statistics.items():
-            if not isinstance(entry, dict) or any(_number(entry.get(k)) is None for k in ("n", "mean", "sd")) \
+            if not isinstance(entry, dict) or any(_number(entry.get(k)) is None for k in ("n", "mean")) \
+                    or not (entry.get("sd") is None and entry.get("n") == 1 or _number(entry.get("sd")) is not None) \
                     or not isinstance(entry.get("values", []), list) \
                     or any(_number(v) is None for v in entry.get("values", [])):
-                raise InputError(f"{path}: {where}.statistics.{metric}: expected n, mean, sd and values (numbers)")
+                raise InputError(f"{path}: {where}.statistics.{metric}: expected n, mean, sd and values (numbers; "
+                                 "sd null only for n 1)")
         vs_baseline = variant.get("vs_baseline")
         if vs_baseline is not None:
             vs_baseline = _comparison(path, f"{where}.vs_baseline", vs_baseline)

@@ -114,8 +114,8 @@ def variant_statistics(ablation, out_dir, stem, fmt):
     fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), 3.4), squeeze=False)
     for ax, (metric, label, variants) in zip(axes[0], panels):
         xs = list(range(len(variants)))
-        stats = [v.statistics[metric] for v in variants]
-        ax.errorbar(xs, [s["mean"] for s in stats], yerr=[s["sd"] for s in stats], fmt="o", color="C0", ms=5,
+        stats = [v.statistics[metric] for v in variants]  # sd None for one seed: no bar
+        ax.errorbar(xs, [s["mean"] for s in stats], yerr=[s["sd"] or 0.0 for s in stats], fmt="o", color="C0", ms=5,
                     capsize=4, lw=1.2, label="mean ± sd over seeds")
         for x, s in zip(xs, stats):
             values = s.get("values") or []

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 
-#include "experiments/ablation/ablation_summary.h"
 #include "experiments/ablation/twin_cells.h"
 
 namespace trepro {
@@ -211,16 +210,6 @@ TEST(AblationSpec, BadSeedsAndClaimsAreErrorsNamingTheKey) {
   json extra = claim;
   extra["p"] = 0.05;
   EXPECT_NE(spec_with("claim_extra", "claims", json::array({extra})).find("claims[0].p: unknown key"), std::string::npos);
-}
-
-TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {
-  // Points of 1, 4 and 2 steps: the last window of 2 is the last point; of 3, the last two
-  // points (6 steps), each weighted by its steps; beyond the run, all of it.
-  const json curve = json::array({{{"loss", 9.0}, {"steps", 1}}, {{"loss", 3.0}, {"steps", 4}}, {{"loss", 1.0}, {"steps", 2}}});
-  EXPECT_EQ(final_training_loss(curve, 2), 1.0);
-  EXPECT_EQ(final_training_loss(curve, 3), (4 * 3.0 + 2 * 1.0) / 6);
-  EXPECT_EQ(final_training_loss(curve, 100), (9.0 + 4 * 3.0 + 2 * 1.0) / 7);
-  EXPECT_EQ(final_training_loss(json::array(), 50), 0.0);
 }
 
 }  // namespace

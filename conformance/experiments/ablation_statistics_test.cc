@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace trepro {
 namespace {
@@ -26,7 +27,34 @@ TEST(TInterval, UsesStudentsQuantile) {
   EXPECT_NEAR(t->interval.low, 2.0 - 12.706, 1e-12);
   EXPECT_NEAR(t->interval.high, 2.0 + 12.706, 1e-12);
   EXPECT_EQ(student_t_975(2), 4.303);
-  EXPECT_EQ(student_t_975(1000), 1.96);
+  EXPECT_EQ(student_t_975(30), 2.042);
+  // Beyond the table, scipy.stats.t.ppf(0.975, v).
+  EXPECT_NEAR(student_t_975(31), 2.0395134464, 1e-6);
+  EXPECT_NEAR(student_t_975(40), 2.0210753830, 1e-6);
+  EXPECT_NEAR(student_t_975(120), 1.9799304051, 1e-6);
+  EXPECT_NEAR(student_t_975(1000), 1.9623390808, 1e-6);
+  EXPECT_THROW(student_t_975(0), std::invalid_argument);
+}
+
+TEST(SortedPercentile, InterpolatesLikeNumpy) {
+  // numpy.percentile([1, 2, 3, 4, 10], [2.5, 97.5]) = [1.1, 9.4]
+  EXPECT_NEAR(sorted_percentile({1, 2, 3, 4, 10}, 0.025), 1.1, 1e-12);
+  EXPECT_NEAR(sorted_percentile({1, 2, 3, 4, 10}, 0.975), 9.4, 1e-12);
+  EXPECT_EQ(sorted_percentile({7}, 0.975), 7.0);
+  EXPECT_THROW(sorted_percentile({}, 0.5), std::invalid_argument);
+}
+
+TEST(BootstrapPValue, CentresBeforeTakingMagnitudesUnlikeSacreBleu) {
+  // d* = {-1, 0.5, 1, 2.5}, d = 1. Centred: mean 0.75, |d* - 0.75| = {1.75, 0.25, 0.25, 1.75},
+  // two >= 1: p = 3 / 5. sacreBLEU: |d*| = {1, 0.5, 1, 2.5}, mean 1.25, |d*| - 1.25 =
+  // {-0.25, -0.75, -0.25, 1.25}, one > 1: p = 2 / 5 (sacrebleu/significance.py, _compute_p_value).
+  const std::vector<double> resampled = {-1.0, 0.5, 1.0, 2.5};
+  EXPECT_DOUBLE_EQ(bootstrap_p_value(resampled, 1.0), 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(sacrebleu_p_value(resampled, 1.0), 2.0 / 5.0);
+  EXPECT_DOUBLE_EQ(bootstrap_p_value(resampled, -1.0), 3.0 / 5.0);  // two-sided
+  // Ties: >= counts them in the centred test, sacreBLEU's strict > does not.
+  EXPECT_DOUBLE_EQ(bootstrap_p_value({0.0, 0.0}, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(sacrebleu_p_value({0.0, 0.0}, 0.0), 1.0 / 3.0);
 }
 
 TEST(ClaimVerdict, NeedsEverySeedAndTheInterval) {
@@ -35,7 +63,28 @@ TEST(ClaimVerdict, NeedsEverySeedAndTheInterval) {
   EXPECT_EQ(claim_verdict({1.0, -0.1}, above), "inconclusive");  // one seed disagrees
   EXPECT_EQ(claim_verdict({1.0, 2.0}, across), "inconclusive");  // the interval holds 0
   EXPECT_EQ(claim_verdict({-1.0, -2.0}, below), "contradicted");
+  EXPECT_EQ(claim_verdict({-1.0, -2.0}, across), "inconclusive");
+  EXPECT_EQ(claim_verdict({1.0, 2.0}, below), "inconclusive");
   EXPECT_EQ(claim_verdict({1.0}, std::nullopt), "inconclusive");
+  EXPECT_EQ(claim_verdict({}, above), "inconclusive");
+  // A tie is no sign, nor is an interval ending at 0.
+  EXPECT_EQ(claim_verdict({0.0, 1.0}, above), "inconclusive");
+  EXPECT_EQ(claim_verdict({1.0, 2.0}, Interval{0.0, 1.0}), "inconclusive");
+  EXPECT_EQ(claim_verdict({-1.0, -2.0}, Interval{-1.0, 0.0}), "inconclusive");
+}
+
+TEST(ClaimVerdict, ADivergedTrainingDecidesItsSeed) {
+  constexpr double worse_diverged = INFINITY, better_diverged = -INFINITY;
+  const Interval above{0.5, 2.0};
+  // Every seed decided by a divergence: no interval is needed.
+  EXPECT_EQ(claim_verdict({worse_diverged, worse_diverged}, std::nullopt), "reproduced");
+  EXPECT_EQ(claim_verdict({better_diverged, better_diverged}, std::nullopt), "contradicted");
+  // Beside finite advantages, the interval of those decides.
+  EXPECT_EQ(claim_verdict({worse_diverged, 1.0, 2.0}, above), "reproduced");
+  EXPECT_EQ(claim_verdict({worse_diverged, 1.0}, std::nullopt), "inconclusive");
+  EXPECT_EQ(claim_verdict({better_diverged, 1.0, 2.0}, above), "inconclusive");
+  // Both diverged, or a metric missing: NaN, no sign.
+  EXPECT_EQ(claim_verdict({std::nan(""), worse_diverged}, std::nullopt), "inconclusive");
 }
 
 std::vector<std::string> numbered(const std::string& stem, int count) {
@@ -52,6 +101,7 @@ TEST(PairedBootstrap, IdenticalSystemsDifferByNothing) {
   EXPECT_EQ(r.interval.low, 0.0);
   EXPECT_EQ(r.interval.high, 0.0);
   EXPECT_EQ(r.p_value, 1.0);  // every resample is as extreme as 0
+  EXPECT_EQ(r.p_value_sacrebleu, 1.0 / 201.0);
 }
 
 TEST(PairedBootstrap, AClearlyBetterSystemHasAnIntervalAboveZero) {

@@ -65,9 +65,9 @@ def summary_checks(out):
     check("- heads4: heads 4; 1 of 2 seeds run (not run yet: seed 2)" in md, "a cell not run yet is listed as such")
     check("- heads16: not run yet" in md, "a variant not run yet is listed as such")
     check("| variant | settings | seeds run | best val PPL | test PPL | sacreBLEU | tok-lc BLEU | "
-          "sacreBLEU vs heads8 [95% interval] | p | verdict |" in md, "ablation table header (mean ± sd, vs baseline)")
+          "sacreBLEU vs heads8 [95% interval] | p | outcome |" in md, "ablation table header (mean ± sd, vs baseline)")
     check("| heads1 | model.heads=1 | 2/2 | 11.78 ± 0.19 | 14.05 ± 0.28 | 25.90 ± 0.57 | 28.65 ± 0.57 | "
-          "-3.90 [-5.21, -2.63] | 0.001 | contradicted |" in md, "heads1: mean ± sd over 2 seeds, BLEU vs the baseline")
+          "-3.90 [-5.21, -2.63] | 0.001 | worse |" in md, "heads1: mean ± sd over 2 seeds, BLEU vs the baseline, worse")
     check("| heads4 | model.heads=4 | 1/2 | 11.22 | 12.75 | 28.75 | 31.50 | -1.37 [-2.58, -0.19] | 0.024 | "
           "pending (1 of 2 seeds) |" in md, "heads4: one seed of two, its comparison pending")
     check("| heads8 | model.heads=8 | 2/2 | 10.77 ± 0.12 | 11.70 ± 0.28 | 29.80 ± 0.45 | 33.13 ± 0.38 | "
@@ -75,14 +75,15 @@ def summary_checks(out):
     check("| heads16 | model.heads=16 | 0/2 |  |  |  |  |  |  | pending (0 of 2 seeds) |" in md,
           "heads16: no cell run, blanks")
     verdicts = column(md, "### Claims", "verdict")
-    check(verdicts == ["reproduced", "inconclusive"], f"claims table: verdict column {verdicts}")
-    check(column(md, "### Claims", "per seed") == ["seed 1: +4.62, seed 2: +3.18", "seed 1: +1.24, seed 2: +0.79"],
-          "claims table: per-seed advantages")
+    check(verdicts == ["reproduced", "inconclusive", "inconclusive"], f"claims table: verdict column {verdicts}")
+    check(column(md, "### Claims", "per seed") == ["seed 1: +4.62, seed 2: +3.18", "seed 1: +1.24, seed 2: +0.79",
+                                                   "seed 1: heads1 diverged, seed 2: no test_perplexity"],
+          "claims table: per-seed advantages, a diverged training, a missing metric")
     check("| 8 heads translate better than 1 head (Table 3 (A)) | heads8 | heads1 | sacreBLEU | "
           "seed 1: +4.62, seed 2: +3.18 | +3.90 [+2.63, +5.21] | paired bootstrap over test sentences, pooled over "
-          "seeds | 0.001 | reproduced |" in md, "claims table: a reproduced BLEU claim (bootstrap)")
+          "seeds | [-5.25, +13.05] | 0.001 | reproduced |" in md, "claims table: a reproduced BLEU claim (bootstrap)")
     check("| 8 heads reach a lower validation perplexity than 1 head | heads8 | heads1 | best val PPL | "
-          "seed 1: +1.24, seed 2: +0.79 | +1.01 [-1.85, +3.87] | t interval over seeds |  | inconclusive |" in md,
+          "seed 1: +1.24, seed 2: +0.79 | +1.01 [-1.85, +3.87] | t interval over seeds |  |  | inconclusive |" in md,
           "claims table: an inconclusive perplexity claim (t interval, no p)")
     check("| base (heads 8) | 4.92 | 25.8 | heads8 | 11.70 | 29.80 |" in md, "Table 3 base row next to heads8's means")
     check("| (A) h 1 | 5.29 | 24.9 | heads1 | 14.05 | 25.90 |" in md, "Table 3 row (A) h 1 next to heads1's means")
@@ -239,6 +240,10 @@ def main():
                 ("an old schema_version 1 summary", lambda d: d.update(schema_version=1), "schema_version 1"),
                 ("a cell without a seed", lambda d: d["variants"][1]["cells"][0].pop("seed"), "variants[1].cells[0]"),
                 ("a claim without a verdict", lambda d: d["claims"][1].pop("verdict"), "claims[1]"),
+                ("a seed without an outcome", lambda d: d["claims"][2]["per_seed"][0].pop("diverged"),
+                 "claims[2].per_seed[0]"),
+                ("a seed interval of one number", lambda d: d["claims"][0].update(seed_interval=[1.0]),
+                 "claims[0].seed_interval"),
                 ("statistics without a mean", lambda d: d["variants"][0]["statistics"]["test_bleu"].pop("mean"),
                  "variants[0].statistics.test_bleu"),
                 ("a description that is not text", lambda d: d.update(description=5), "description: 5 is not of type"),

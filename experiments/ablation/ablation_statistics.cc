@@ -37,15 +37,15 @@ double mean_difference(const std::vector<SystemPair>& pairs, const std::vector<s
   return sum / static_cast<double>(pairs.size());
 }
 
-// numpy.percentile's default (linear interpolation between closest ranks) of sorted values.
-double percentile(const std::vector<double>& sorted, double q) {
+}  // namespace
+
+double sorted_percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) throw std::invalid_argument("sorted_percentile: no values");
   const double position = q * static_cast<double>(sorted.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
   const std::size_t above = std::min(below + 1, sorted.size() - 1);
   return sorted[below] + (sorted[above] - sorted[below]) * (position - static_cast<double>(below));
 }
-
-}  // namespace
 
 SeedSpread seed_spread(const std::vector<double>& values) {
   SeedSpread s;
@@ -62,13 +62,18 @@ SeedSpread seed_spread(const std::vector<double>& values) {
 }
 
 double student_t_975(std::size_t degrees) {
-  // Student's t, 0.975 quantile, for 1..30 degrees of freedom; beyond, the normal's 1.96 is
-  // within 0.05.
   static constexpr std::array<double, 30> kTable = {
       12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
       2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
   if (degrees == 0) throw std::invalid_argument("student_t_975: needs at least one degree of freedom");
-  return degrees <= kTable.size() ? kTable[degrees - 1] : 1.96;
+  if (degrees <= kTable.size()) return kTable[degrees - 1];
+  // Cornish-Fisher: t = z + g1(z)/v + g2(z)/v^2 + g3(z)/v^3 + g4(z)/v^4 (Abramowitz & Stegun 26.7.5).
+  constexpr double z = 1.959963984540054;
+  const double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, z9 = z7 * z * z;
+  const double g[4] = {(z3 + z) / 4, (5 * z5 + 16 * z3 + 3 * z) / 96, (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384,
+                       (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160};
+  const double v = static_cast<double>(degrees);
+  return z + g[0] / v + g[1] / (v * v) + g[2] / (v * v * v) + g[3] / (v * v * v * v);
 }
 
 std::optional<MeanDifference> t_interval(const std::vector<double>& differences) {
@@ -118,21 +123,37 @@ BootstrapResult paired_bootstrap(const std::vector<SystemPair>& pairs, std::size
     }
     differences.push_back(mean_difference(pairs, rows));
   }
-  const SeedSpread spread = seed_spread(differences);
-  std::size_t extreme = 0;
-  for (double d : differences) extreme += std::abs(d - spread.mean) >= std::abs(result.difference);
-  result.p_value = static_cast<double>(extreme + 1) / static_cast<double>(resamples + 1);
+  result.p_value = bootstrap_p_value(differences, result.difference);
+  result.p_value_sacrebleu = sacrebleu_p_value(differences, result.difference);
   std::sort(differences.begin(), differences.end());
-  result.interval = {percentile(differences, 0.025), percentile(differences, 0.975)};
+  result.interval = {sorted_percentile(differences, 0.025), sorted_percentile(differences, 0.975)};
   return result;
 }
 
+double bootstrap_p_value(const std::vector<double>& resampled, double observed) {
+  const double mean = seed_spread(resampled).mean;
+  std::size_t extreme = 0;
+  for (double d : resampled) extreme += std::abs(d - mean) >= std::abs(observed);
+  return static_cast<double>(extreme + 1) / static_cast<double>(resampled.size() + 1);
+}
+
+double sacrebleu_p_value(const std::vector<double>& resampled, double observed) {
+  std::vector<double> magnitudes;
+  magnitudes.reserve(resampled.size());
+  for (double d : resampled) magnitudes.push_back(std::abs(d));
+  const double mean = seed_spread(magnitudes).mean;
+  std::size_t extreme = 0;
+  for (double m : magnitudes) extreme += m - mean > std::abs(observed);
+  return static_cast<double>(extreme + 1) / static_cast<double>(resampled.size() + 1);
+}
+
 std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval) {
-  if (advantages.empty() || !interval) return "inconclusive";
+  if (advantages.empty()) return "inconclusive";
   const bool all_positive = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a > 0.0; });
   const bool all_negative = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a < 0.0; });
-  if (all_positive && interval->low > 0.0) return "reproduced";
-  if (all_negative && interval->high < 0.0) return "contradicted";
+  const bool all_divergences = std::all_of(advantages.begin(), advantages.end(), [](double a) { return std::isinf(a); });
+  if (all_positive && (interval ? interval->low > 0.0 : all_divergences)) return "reproduced";
+  if (all_negative && (interval ? interval->high < 0.0 : all_divergences)) return "contradicted";
   return "inconclusive";
 }
 

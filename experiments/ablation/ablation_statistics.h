@@ -15,12 +15,17 @@ namespace trepro {
 struct SeedSpread {
   std::size_t n = 0;
   double mean = 0.0;
-  double sd = 0.0;  // sample standard deviation (n - 1); 0 for one value
+  double sd = 0.0;  // sample standard deviation (n - 1); 0 for one value, where it is undefined
 };
 SeedSpread seed_spread(const std::vector<double>& values);
 
-// The two-sided 95% quantile of Student's t with `degrees` degrees of freedom (>= 1).
+// The two-sided 95% quantile of Student's t with `degrees` degrees of freedom (>= 1): a table
+// to 30, then the Cornish-Fisher expansion around the normal's (error below 1e-7 from 31 on).
 double student_t_975(std::size_t degrees);
+
+// numpy.percentile's default (linear interpolation between the closest ranks) of sorted values,
+// q in [0, 1].
+double sorted_percentile(const std::vector<double>& sorted, double q);
 
 struct Interval {
   double low = 0.0, high = 0.0;
@@ -38,17 +43,28 @@ std::optional<MeanDifference> t_interval(const std::vector<double>& differences)
 std::vector<bleu::BleuStats> sentence_bleu_stats(const std::vector<std::string>& hypotheses,
                                                  const std::vector<std::string>& references);
 
-// Paired bootstrap resampling of the test sentences, as sacreBLEU's paired-bs: `resamples`
+// The two p values of a bootstrap with resampled differences d* and observed difference d:
+// - bootstrap_p_value, the two-sided test of the bootstrap distribution shifted to mean zero
+//   (Koehn 2004's null hypothesis): (1 + #{|d* - mean(d*)| >= |d|}) / (1 + R). Two identical
+//   systems get p = 1.
+// - sacrebleu_p_value, sacreBLEU 2.x's paired-bs formula, for comparing with `sacrebleu
+//   --paired-bs`: (1 + #{|d*| - mean(|d*|) > |d|}) / (1 + R). Centring after taking absolute
+//   values makes it smaller (p = 1 / (1 + R) for identical systems), so it is reported, not used.
+double bootstrap_p_value(const std::vector<double>& resampled, double observed);
+double sacrebleu_p_value(const std::vector<double>& resampled, double observed);
+
+// Paired bootstrap resampling of the test sentences, sacreBLEU's paired-bs method: `resamples`
 // samples of the sentence indices with replacement, drawn from `seed`; in each, the corpus BLEU
 // of every system on the sample. The difference is the mean over seeds (pairs) of
 // BLEU(system) - BLEU(baseline), pairs[k] = {system stats, baseline stats} of seed k, all on the
-// same sentences. The interval is the 2.5 and 97.5 percentiles of the resampled differences; p is
-// sacreBLEU's: (1 + #{|d* - mean(d*)| >= |d|}) / (1 + resamples), the chance of a difference this
-// large under the null hypothesis centred at zero.
+// same sentences. The interval is the 2.5 and 97.5 percentiles of the resampled differences. It
+// measures the test sentences' sampling error only, not the spread between training seeds
+// (t_interval over the per-seed differences gives that).
 struct BootstrapResult {
   double difference = 0.0;  // on the whole test set
   Interval interval;
-  double p_value = 1.0;
+  double p_value = 1.0;            // bootstrap_p_value
+  double p_value_sacrebleu = 1.0;  // sacrebleu_p_value
   std::size_t resamples = 0;
 };
 using SystemPair = std::pair<std::vector<bleu::BleuStats>, std::vector<bleu::BleuStats>>;
@@ -57,11 +73,15 @@ BootstrapResult paired_bootstrap(const std::vector<SystemPair>& pairs, std::size
 inline constexpr std::size_t kBootstrapResamples = 1000;
 inline constexpr std::uint64_t kBootstrapSeed = 12345;  // sacreBLEU's default
 
-// A claim's verdict from the per-seed advantages (positive: the claimed direction) and the
-// pooled interval of the advantage:
-//   reproduced   the advantage is positive in every seed and the interval lies above 0;
-//   contradicted the advantage is negative in every seed and the interval lies below 0;
-//   inconclusive anything else (including a missing interval, as with one seed).
+// A claim's verdict from the per-seed advantages (positive: the claimed direction; +infinity
+// where only the worse variant's training diverged, -infinity where only the better one's did,
+// NaN where there is no sign: both diverged, or a finished cell lacks the metric) and the pooled
+// interval of the finite advantages:
+//   reproduced   the advantage is positive in every seed and the interval lies above 0, or,
+//                without an interval, every seed was decided by a divergence;
+//   contradicted the same, negative and below 0;
+//   inconclusive anything else, including a missing interval beside a finite advantage (a one-
+//                seed perplexity claim; a one-seed BLEU claim has the bootstrap's interval).
 std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval);
 
 }  // namespace trepro

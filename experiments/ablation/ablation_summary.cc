@@ -93,14 +93,19 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   return cell;
 }
 
+// A cell's value of a metric: only a finished run has results (a running one reports its best so
+// far, a diverged one stopped short).
 std::optional<double> metric_of(const json& cell, const std::string& key) {
-  if (!cell.contains(key) || !cell[key].is_number()) return std::nullopt;
+  if (cell.value("status", "") != "finished" || !cell.contains(key) || !cell[key].is_number()) return std::nullopt;
   return cell[key].get<double>();
 }
 
+bool diverged(const json& cell) { return cell.value("status", "") == "non_finite"; }
+bool done(const json& cell) { return cell.value("status", "") == "finished" || diverged(cell); }
+
 json spread_json(const std::vector<double>& values) {
   const SeedSpread s = seed_spread(values);
-  return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"values", values}};
+  return {{"n", s.n}, {"mean", s.mean}, {"sd", s.n > 1 ? json(s.sd) : json()}, {"values", values}};
 }
 
 json seed_statistics(const json& cells) {
@@ -160,26 +165,53 @@ const json* cell_of_seed(const json& cells, std::uint64_t seed) {
   return nullptr;
 }
 
-// The advantage of `better` over `worse` (positive: `better` is better on the metric), per seed
-// both have a value for, and the pooled interval: the paired bootstrap over test sentences for
-// sacreBLEU, a t interval over seeds for the others.
+// One seed's comparison of `better` with `worse`: the advantage (positive: `better` is better on
+// the metric), +-infinity where one side's training diverged, NaN where no side wins (both
+// diverged, or a finished cell lacks the metric); nullopt while a cell has not finished.
+struct SeedAdvantage {
+  json entry;  // {seed, advantage} or {seed, diverged: [names]} or {seed, missing: metric}
+  double advantage = 0.0;
+};
+std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::string& better_name, const json& b,
+                                            const std::string& worse_name, const json& w, const std::string& key,
+                                            double sign) {
+  if (!done(b) || !done(w)) return std::nullopt;
+  if (diverged(b) || diverged(w)) {
+    json names = json::array();
+    if (diverged(b)) names.push_back(better_name);
+    if (diverged(w)) names.push_back(worse_name);
+    const double advantage = names.size() == 2 ? std::nan("") : diverged(w) ? INFINITY : -INFINITY;
+    return SeedAdvantage{{{"seed", seed}, {"diverged", names}}, advantage};
+  }
+  const auto bv = metric_of(b, key), wv = metric_of(w, key);
+  if (!bv || !wv) return SeedAdvantage{{{"seed", seed}, {"missing", key}}, std::nan("")};
+  const double advantage = sign * (*bv - *wv);
+  return SeedAdvantage{{{"seed", seed}, {"advantage", advantage}}, advantage};
+}
+
+// The advantage of `better` over `worse` per seed and pooled, with the pooled interval: the paired
+// bootstrap over test sentences for sacreBLEU (and, beside it, the t interval over seeds, the
+// spread between trainings), a t interval over seeds for the others. The verdict waits for every
+// seed's cells to finish or diverge.
 json compare(const AblationVariant& better, const json& better_cells, const AblationVariant& worse,
              const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds) {
   const std::string key = cell_key(metric);
   const double sign = higher_is_better(metric) ? 1.0 : -1.0;
   json per_seed = json::array();
-  std::vector<double> advantages;
+  std::vector<double> advantages, finite;
   std::vector<SystemPair> pairs;
   bool every_pair_has_hypotheses = true;
   for (std::uint64_t seed : seeds) {
-    const json* b = cell_of_seed(better_cells, seed);
-    const json* w = cell_of_seed(worse_cells, seed);
-    const auto bv = metric_of(*b, key), wv = metric_of(*w, key);
-    if (!bv || !wv) continue;
-    advantages.push_back(sign * (*bv - *wv));
-    per_seed.push_back({{"seed", seed}, {"advantage", advantages.back()}});
-    const auto* bs = evidence.stats(better, *b);
-    const auto* ws = evidence.stats(worse, *w);
+    const json& b = *cell_of_seed(better_cells, seed);
+    const json& w = *cell_of_seed(worse_cells, seed);
+    const std::optional<SeedAdvantage> a = seed_advantage(seed, better.name, b, worse.name, w, key, sign);
+    if (!a) continue;
+    per_seed.push_back(a->entry);
+    advantages.push_back(a->advantage);
+    if (!std::isfinite(a->advantage)) continue;
+    finite.push_back(a->advantage);
+    const auto* bs = evidence.stats(better, b);
+    const auto* ws = evidence.stats(worse, w);
     if (bs && ws) {
       pairs.emplace_back(*bs, *ws);
     } else {
@@ -188,19 +220,22 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
   }
   json result = {{"metric", to_string(metric)}, {"per_seed", per_seed}};
   std::optional<Interval> interval;
+  const std::optional<MeanDifference> over_seeds = t_interval(finite);
   if (metric == ClaimMetric::bleu && !pairs.empty() && every_pair_has_hypotheses) {
     const BootstrapResult r = paired_bootstrap(pairs, kBootstrapResamples, kBootstrapSeed);
     interval = r.interval;
     result["method"] = "paired bootstrap over test sentences, pooled over seeds";
     result["advantage"] = r.difference;
     result["p_value"] = r.p_value;
-  } else if (const auto t = t_interval(advantages)) {
-    interval = t->interval;
+    result["p_value_sacrebleu"] = r.p_value_sacrebleu;
+    if (over_seeds) result["seed_interval"] = {over_seeds->interval.low, over_seeds->interval.high};
+  } else if (over_seeds) {
+    interval = over_seeds->interval;
     result["method"] = "t interval over seeds";
-    result["advantage"] = t->mean;
-  } else if (!advantages.empty()) {
+    result["advantage"] = over_seeds->mean;
+  } else if (!finite.empty()) {
     result["method"] = "none: one seed";
-    result["advantage"] = advantages.front();
+    result["advantage"] = finite.front();
   }
   if (interval) result["interval"] = {interval->low, interval->high};
   result["verdict"] = advantages.size() == seeds.size() ? claim_verdict(advantages, interval) : "pending";

@@ -1,0 +1,153 @@
+// The summary of a seeded ablation (experiments/ablation/ablation_summary.h) from cell reports
+// written by hand: which way each metric counts, which cells count (a running one reports its best
+// so far and counts for nothing; a diverged one decides its seed against a finished one), and the
+// final training loss.
+#include "experiments/ablation/ablation_summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace trepro {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Variants "a" (the baseline) and "b", seeds 1 and 2, and a claim each way on validation
+// perplexity and one on sacreBLEU (without hypotheses files, a t interval over seeds).
+struct Sweep {
+  fs::path dir;
+  AblationSpec spec;
+
+  explicit Sweep(const std::string& name) : dir(fs::path(::testing::TempDir()) / ("ablation_summary_test_" + name)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "out");
+    std::ofstream(dir / "base.json") << json{{"model", {{"vocab_size", 16}, {"d_model", 32}, {"heads", 4}}}}.dump();
+    const json claims = json::array(
+        {{{"claim", "b has the lower perplexity"}, {"better", "b"}, {"worse", "a"}, {"metric", "validation_perplexity"}},
+         {{"claim", "a has the lower perplexity"}, {"better", "a"}, {"worse", "b"}, {"metric", "validation_perplexity"}},
+         {{"claim", "b has the higher BLEU"}, {"better", "b"}, {"worse", "a"}, {"metric", "bleu"}}});
+    std::ofstream(dir / "spec.json") << json{{"name", name},
+                                              {"base", "base.json"},
+                                              {"seeds", {1, 2}},
+                                              {"variants", {{{"name", "a"}, {"set", {{"model.dropout", 0.1}}}},
+                                                            {{"name", "b"}, {"set", {{"model.dropout", 0.2}}}}}},
+                                              {"baseline", "a"},
+                                              {"claims", claims}}
+                                            .dump();
+    spec = load_ablation_spec((dir / "spec.json").string());
+  }
+
+  // A cell's report.json with the fields the summary reads; bleu < 0: none.
+  void cell(const std::string& variant, int seed, const std::string& status, double perplexity, double bleu) const {
+    const fs::path folder = dir / "out" / variant / ("seed_" + std::to_string(seed));
+    fs::create_directories(folder);
+    json test = json::object();
+    if (bleu >= 0) test = {{"perplexity", perplexity + 0.5}, {"bleu", bleu}};
+    std::ofstream(folder / "report.json") << json{
+        {"status", status},
+        {"curve", json::array({{{"step", 100}, {"loss", 2.0}, {"steps", 100}}})},
+        {"best", {{"step", 100}, {"validation_loss", std::log(perplexity)}}},
+        {"test", test},
+        {"timings", {{"target_tokens_per_second", 1000.0}, {"train_seconds", 10.0}}}}
+                                                 .dump();
+  }
+
+  json summary() const { return ablation_summary(spec, (dir / "spec.json").string(), (dir / "out").string(), ""); }
+};
+
+const json& variant_of(const json& summary, const std::string& name) {
+  for (const json& v : summary.at("variants")) {
+    if (v.at("name") == name) return v;
+  }
+  throw std::runtime_error("no variant " + name);
+}
+
+TEST(AblationSummary, EachMetricCountsItsOwnWay) {
+  const Sweep sweep("directions");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 11.0, 29.9);
+  sweep.cell("b", 1, "finished", 9.0, 30.0);
+  sweep.cell("b", 2, "finished", 9.9, 31.0);
+  const json summary = sweep.summary();
+  const json& claims = summary.at("claims");
+  // Perplexity: lower is better, so b's advantage is a's perplexity minus b's.
+  EXPECT_NEAR(claims[0]["per_seed"][0]["advantage"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(claims[0]["per_seed"][1]["advantage"].get<double>(), 1.1, 1e-9);
+  EXPECT_EQ(claims[0]["method"], "t interval over seeds");
+  EXPECT_EQ(claims[0]["verdict"], "reproduced");  // 1.05 +- 12.706 * 0.0707 / sqrt(2): [0.41, 1.69]
+  EXPECT_NEAR(claims[1]["per_seed"][0]["advantage"].get<double>(), -1.0, 1e-9);
+  EXPECT_EQ(claims[1]["verdict"], "contradicted");
+  // BLEU: higher is better.
+  EXPECT_NEAR(claims[2]["per_seed"][1]["advantage"].get<double>(), 1.1, 1e-9);
+  EXPECT_EQ(claims[2]["verdict"], "reproduced");
+  const json& b = variant_of(summary, "b");
+  EXPECT_EQ(b["vs_baseline"]["verdict"], "reproduced");
+  EXPECT_EQ(b["statistics"]["test_bleu"]["n"], 2);
+  EXPECT_NEAR(b["statistics"]["test_bleu"]["mean"].get<double>(), 30.5, 1e-9);
+  EXPECT_NEAR(b["statistics"]["test_bleu"]["sd"].get<double>(), std::sqrt(0.5), 1e-9);
+}
+
+TEST(AblationSummary, ARunningCellCountsForNothing) {
+  const Sweep sweep("running");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 11.0, 29.9);
+  sweep.cell("b", 1, "finished", 9.0, 30.0);
+  sweep.cell("b", 2, "running", 9.9, -1.0);  // its best so far
+  const json summary = sweep.summary();
+  const json& stats = variant_of(summary, "b")["statistics"]["best_validation_perplexity"];
+  EXPECT_EQ(stats["n"], 1);
+  EXPECT_TRUE(stats["sd"].is_null());  // undefined for one value, not 0
+  for (const json& claim : summary.at("claims")) {
+    EXPECT_EQ(claim["verdict"], "pending") << claim.dump();
+    EXPECT_EQ(claim["per_seed"].size(), 1u);
+  }
+}
+
+TEST(AblationSummary, ADivergedCellDecidesItsSeed) {
+  const Sweep sweep("diverged");
+  sweep.cell("a", 1, "non_finite", 10.0, -1.0);
+  sweep.cell("a", 2, "non_finite", 11.0, -1.0);
+  sweep.cell("b", 1, "finished", 9.0, 30.0);
+  sweep.cell("b", 2, "finished", 9.9, 31.0);
+  const json summary = sweep.summary();
+  const json& claims = summary.at("claims");
+  EXPECT_EQ(claims[0]["per_seed"][0], (json{{"seed", 1}, {"diverged", {"a"}}}));
+  EXPECT_EQ(claims[0]["verdict"], "reproduced");
+  EXPECT_FALSE(claims[0].contains("interval"));
+  EXPECT_EQ(claims[1]["verdict"], "contradicted");
+  EXPECT_FALSE(variant_of(summary, "a")["statistics"].contains("best_validation_perplexity"));
+
+  // Both diverged in a seed: no side wins it.
+  sweep.cell("b", 2, "non_finite", 9.9, -1.0);
+  const json both = sweep.summary();
+  EXPECT_EQ(both["claims"][0]["per_seed"][1], (json{{"seed", 2}, {"diverged", {"b", "a"}}}));
+  EXPECT_EQ(both["claims"][0]["verdict"], "inconclusive");
+}
+
+TEST(AblationSummary, AFinishedCellWithoutTheMetricEndsTheClaimInconclusive) {
+  const Sweep sweep("missing");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 11.0, 29.9);
+  sweep.cell("b", 1, "finished", 9.0, 30.0);
+  sweep.cell("b", 2, "finished", 9.9, -1.0);  // no test figures
+  const json claim = sweep.summary()["claims"][2];
+  EXPECT_EQ(claim["per_seed"][1], (json{{"seed", 2}, {"missing", "test_bleu"}}));
+  EXPECT_EQ(claim["verdict"], "inconclusive");  // not pending: nothing more will come
+}
+
+TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {
+  // Points of 1, 4 and 2 steps: the last window of 2 is the last point; of 3, the last two
+  // points (6 steps), each weighted by its steps; beyond the run, all of it.
+  const json curve = json::array({{{"loss", 9.0}, {"steps", 1}}, {{"loss", 3.0}, {"steps", 4}}, {{"loss", 1.0}, {"steps", 2}}});
+  EXPECT_EQ(final_training_loss(curve, 2), 1.0);
+  EXPECT_EQ(final_training_loss(curve, 3), (4 * 3.0 + 2 * 1.0) / 6);
+  EXPECT_EQ(final_training_loss(curve, 100), (9.0 + 4 * 3.0 + 2 * 1.0) / 7);
+  EXPECT_EQ(final_training_loss(json::array(), 50), 0.0);
+}
+
+}  // namespace
+}  // namespace trepro
