@@ -122,6 +122,8 @@ def main():
               and paper["signature"] == test.get("bleu_paper_wmt14_signature")
               and paper["signature"].startswith("paper-wmt14|nrefs:1|case:mixed|tok:moses-en+atat|"),
               f"test.bleu_paper_wmt14 is `trepro bleu --paper-wmt14 --language en` ({paper} vs {test})")
+        check(test.get("decoding", {}).get("bleu_paper_wmt14_verbose", "").startswith("BLEU = "),
+              f"the paper's multi-bleu line is kept in test.decoding ({test.get('decoding')})")
         validate = run([sys.executable, os.path.join(REPORTS, "validate_report.py"), os.path.join(run_dir, "report.json")])
         check(validate.returncode == 0,
               f"report.json valid against reports/schema.json after evaluate ({validate.stderr.strip()})")
@@ -130,8 +132,10 @@ def main():
         with open(os.path.join(run_dir, "report.json")) as f:
             test = json.load(f).get("test", {})
         check(result.returncode == 0 and test.get("checkpoint", "").startswith("checkpoints/average_last_2")
-              and test.get("decoding", {}).get("beam") == 4,
-              f"evaluate --average 2 with beam 4 ({test.get('checkpoint')}; {result.stderr.strip()[-200:]})")
+              and test.get("decoding", {}).get("beam") == 4
+              and test["decoding"].get("length_penalty_alpha") == 0.6 and test["decoding"].get("max_extra") == 50,
+              f"evaluate --average 2 with the paper's decoding by default: beam 4, alpha 0.6, output length "
+              f"source + 50 ({test.get('checkpoint')}; {test.get('decoding')}; {result.stderr.strip()[-200:]})")
         check("bleu_paper_wmt14" not in test and "bleu_paper_wmt14_signature" not in test,
               "evaluate without --paper-wmt14 leaves no paper's BLEU of another checkpoint")
 

@@ -7,6 +7,8 @@
 #include "conformance/model/model_testing.h"
 #include "conformance/support/backend_fixture.h"
 #include "conformance/support/tensor_testing.h"
+#include "model/beam_search.h"
+#include "model/greedy_search.h"
 
 namespace trepro::testing {
 namespace {
@@ -47,6 +49,27 @@ TEST_P(DropoutTest, EvaluationIgnoresTheDropoutRate) {
   const Batch batch = tiny_batch(tiny_config(), kSeed);
   const Tensor expected = backend().download(without.forward(batch, false));
   EXPECT_TRUE(same("logits", with.forward(batch, false), expected, kExact));
+}
+
+// The same bug in the decoding path, which runs its own forwards (IncrementalDecoder): greedy and
+// beam search with p = 0.3 must find the same tokens with the same log-probabilities as with p = 0.
+TEST_P(DropoutTest, DecodingIgnoresTheDropoutRate) {
+  Transformer with(with_dropout(0.3), backend()), without(with_dropout(0.0), backend());
+  with.initialize(kSeed);
+  without.initialize(kSeed);
+  const Tensor src = tiny_batch(tiny_config(), kSeed).src;
+  const SearchTokens tokens{tiny_config().pad_id, kBos, kEos};
+  constexpr std::int64_t kMaxExtra = 8;
+  const auto expect_same = [](const std::vector<Hypothesis>& a, const std::vector<Hypothesis>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].tokens, b[i].tokens) << "sentence " << i;
+      EXPECT_EQ(a[i].log_prob, b[i].log_prob) << "sentence " << i;
+    }
+  };
+  expect_same(greedy_search(with, src, tokens, kMaxExtra), greedy_search(without, src, tokens, kMaxExtra));
+  const BeamOptions beam{4, 0.6, kMaxExtra};
+  expect_same(beam_search(with, src, tokens, beam), beam_search(without, src, tokens, beam));
 }
 
 TEST_P(DropoutTest, TrainingWithZeroRateEqualsEvaluation) {

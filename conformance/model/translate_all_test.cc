@@ -98,5 +98,19 @@ TEST(TranslationBatches, KeepBothLimitsAndCoverEverySentenceOnce) {
   EXPECT_THROW(translation_batches(sources, negative), std::invalid_argument);
 }
 
+// The paper's decoding (section 6.1): beam 4, length penalty alpha 0.6, outputs up to the input
+// length + 50; the defaults every command starts from.
+TEST(TranslateOptions, DefaultsAreThePapers) {
+  const TranslateOptions translate;
+  EXPECT_FALSE(translate.greedy);
+  EXPECT_EQ(translate.beam, 4);
+  EXPECT_EQ(translate.alpha, 0.6);
+  EXPECT_EQ(translate.max_extra, 50);
+  const BeamOptions beam;
+  EXPECT_EQ(beam.beam, 4);
+  EXPECT_EQ(beam.alpha, 0.6);
+  EXPECT_EQ(beam.max_extra, 50);
+}
+
 }  // namespace
 }  // namespace trepro::testing

@@ -103,15 +103,6 @@ void evaluate_run(const EvaluateOptions& o) {
   test["bleu_tok_lc"] = tok_lc;
   test.erase("bleu_paper_wmt14");
   test.erase("bleu_paper_wmt14_signature");
-  if (o.paper_wmt14) {
-    const bleu::MosesLanguage language = bleu::moses_language(data.target_language, "data.target_language");
-    const bleu::BleuScore paper = bleu::paper_wmt14_bleu(hypotheses, {text.target}, language);
-    test["bleu_paper_wmt14"] = paper.score;
-    test["bleu_paper_wmt14_signature"] = bleu::paper_wmt14_signature(language, 1);
-    test["decoding"]["bleu_paper_wmt14_verbose"] = bleu::format_multi_bleu(paper);
-    std::printf("paper's BLEU (%s): %s\n", test["bleu_paper_wmt14_signature"].get<std::string>().c_str(),
-                bleu::format_multi_bleu(paper).c_str());
-  }
   test["hypotheses_file"] = hyp_file;
   test["decoding"] = {{"search", describe(o.search)},
                       {"greedy", o.search.greedy},
@@ -123,6 +114,15 @@ void evaluate_run(const EvaluateOptions& o) {
                       {"bleu_tok_lc_tokens", "13a tokens of lower-cased lines (torchtext bleu_score, unsmoothed)"},
                       {"loss_target_tokens", ppl.tokens},
                       {"loss_skipped_pairs", ppl.skipped_pairs}};
+  if (o.paper_wmt14) {
+    const bleu::MosesLanguage language = bleu::moses_language(data.target_language, "data.target_language");
+    const bleu::BleuScore paper = bleu::paper_wmt14_bleu(hypotheses, {text.target}, language);
+    test["bleu_paper_wmt14"] = paper.score;
+    test["bleu_paper_wmt14_signature"] = bleu::paper_wmt14_signature(language, 1);
+    test["decoding"]["bleu_paper_wmt14_verbose"] = bleu::format_multi_bleu(paper);
+    std::printf("paper's BLEU (%s): %s\n", test["bleu_paper_wmt14_signature"].get<std::string>().c_str(),
+                bleu::format_multi_bleu(paper).c_str());
+  }
   write_file_atomically(report_path, report.dump(1) + "\n");
 
   std::printf("%s %s->%s with %s (%s)\n", o.split.c_str(), data.source_language.c_str(),
