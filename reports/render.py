@@ -269,16 +269,22 @@ def claims_table(ablation):
         seen = {s["seed"] for s in c["per_seed"]}
         per_seed = [seed_outcome(s) for s in c["per_seed"]]
         per_seed += [f"seed {s}: none yet" for s in ablation.seeds if s not in seen]
-        lines.append(f"| {cell(c['claim'])} | {cell(c['better'])} | {cell(c['worse'])} | "
+        if "equivalent" in c:  # an equivalence claim: the pair, and the margin in the second column
+            first, second = f"{c['equivalent'][0]} ≈ {c['equivalent'][1]}", f"within ±{c['margin']:g}"
+        else:
+            first, second = c["better"], c["worse"]
+        lines.append(f"| {cell(c['claim'])} | {cell(first)} | {cell(second)} | "
                      f"{METRIC_LABELS.get(c['metric'], c['metric'])} | {cell(', '.join(per_seed))} | {advantage(c)} | "
                      f"{cell(c.get('method', ''))} | {seed_interval(c)} | {p_value(c)} | {verdict(c, ablation.seeds)} |")
     return lines + ["", "Advantage: how much `better` beats `worse` (BLEU points, or perplexity lowered), positive "
                     "in the claimed direction. Reproduced: positive in every seed and the interval above 0 (a "
                     "seed where only `worse` diverged counts as positive; where every seed was decided so, no "
                     "interval is needed); contradicted: the same, negative and below 0; inconclusive otherwise; "
-                    "pending while a cell has not finished. The bootstrap's interval measures the test sentences' "
-                    "sampling error only; the t interval between seeds, beside it for sacreBLEU, measures how much "
-                    "the difference varies from one training to the next."]
+                    "pending while a cell has not finished. An equivalence claim (a ≈ b within ±margin, the "
+                    "margin fixed in the spec before the runs): reproduced when the interval of a's advantage "
+                    "lies inside the margin, contradicted when it lies wholly outside. The bootstrap's interval "
+                    "measures the test sentences' sampling error only; the t interval between seeds, beside it for "
+                    "sacreBLEU, measures how much the difference varies from one training to the next."]
 
 
 def figures(runs, out_dir, stem, fmt_, title=None, ablation=None):

@@ -215,8 +215,13 @@ class Ablation:
             raise InputError(f"{path}: \"claims\": expected a list")
         self.claims = [_comparison(path, f"claims[{i}]", c) for i, c in enumerate(claims)]
         for i, claim in enumerate(self.claims):
-            if not all(isinstance(claim.get(k), str) for k in ("claim", "better", "worse", "metric")):
-                raise InputError(f"{path}: claims[{i}]: expected \"claim\", \"better\", \"worse\" and \"metric\"")
+            directed = all(isinstance(claim.get(k), str) for k in ("better", "worse"))
+            pair = claim.get("equivalent")
+            equivalence = isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) for v in pair) \
+                and _number(claim.get("margin")) is not None and claim["margin"] > 0
+            if not all(isinstance(claim.get(k), str) for k in ("claim", "metric")) or directed == equivalence:
+                raise InputError(f"{path}: claims[{i}]: expected \"claim\", \"metric\" and either \"better\" and "
+                                 "\"worse\" or \"equivalent\" (two variants) and \"margin\" (> 0)")
 
     def runs(self):
         """The run reports of every cell that has run, variant by variant, seed by seed."""

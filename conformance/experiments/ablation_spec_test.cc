@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <tuple>
 #include <map>
 
 #include "experiments/ablation/twin_cells.h"
@@ -206,7 +208,31 @@ TEST(AblationSpec, BadSeedsAndClaimsAreErrorsNamingTheKey) {
             std::string::npos);
   json same = claim;
   same["worse"] = "norm=pre";
-  EXPECT_NE(spec_with("claim_same", "claims", json::array({same})).find("name the same variant"), std::string::npos);
+  EXPECT_NE(spec_with("claim_same", "claims", json::array({same})).find("names the same variant twice"), std::string::npos);
+  const json equivalence = {{"claim", "x"}, {"equivalent", {"norm=pre", "norm=post"}}, {"margin", 1.0}, {"metric", "bleu"}};
+  const AblationSpec with_equivalence = load_ablation_spec(write_spec(
+      "claim_equivalence", {{"name", "n"}, {"base", "base.json"}, {"grid", grid}, {"claims", json::array({equivalence})}}));
+  ASSERT_EQ(with_equivalence.claims.size(), 1u);
+  EXPECT_TRUE(with_equivalence.claims[0].equivalence());
+  EXPECT_EQ(with_equivalence.claims[0].better, "norm=pre");
+  EXPECT_EQ(with_equivalence.claims[0].worse, "norm=post");
+  EXPECT_EQ(with_equivalence.claims[0].margin, 1.0);
+  EXPECT_FALSE(load_ablation_spec(write_spec("claim_directed", {{"name", "n"}, {"base", "base.json"}, {"grid", grid},
+                                                                {"claims", json::array({claim})}}))
+                   .claims[0]
+                   .equivalence());
+  for (const auto& [name, change, expected] :
+       std::vector<std::tuple<std::string, std::function<void(json&)>, std::string>>{
+           {"no_margin", [](json& c) { c.erase("margin"); }, "claims[0].margin: an equivalence claim needs a margin > 0"},
+           {"zero_margin", [](json& c) { c["margin"] = 0; }, "claims[0].margin: an equivalence claim needs a margin > 0"},
+           {"one_name", [](json& c) { c["equivalent"] = {"norm=pre"}; }, "claims[0].equivalent: expected the names of two variants"},
+           {"unknown_name", [](json& c) { c["equivalent"][1] = "norm=mid"; }, "claims[0].equivalent[1]: no variant is named"},
+           {"twice", [](json& c) { c["equivalent"][1] = "norm=pre"; }, "names the same variant twice"},
+           {"mixed", [](json& c) { c["better"] = "norm=pre"; }, "claims[0].better: unknown key in an equivalence claim"}}) {
+    json bad = equivalence;
+    change(bad);
+    EXPECT_NE(spec_with("claim_" + name, "claims", json::array({bad})).find(expected), std::string::npos) << name;
+  }
   json extra = claim;
   extra["p"] = 0.05;
   EXPECT_NE(spec_with("claim_extra", "claims", json::array({extra})).find("claims[0].p: unknown key"), std::string::npos);

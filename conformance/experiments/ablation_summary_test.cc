@@ -16,8 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Variants "a" (the baseline) and "b", seeds 1 and 2, and a claim each way on validation
-// perplexity and one on sacreBLEU (without hypotheses files, a t interval over seeds).
+// Variants "a" (the baseline) and "b", seeds 1 and 2, a claim each way on validation perplexity,
+// one on sacreBLEU (without hypotheses files, a t interval over seeds) and an equivalence claim
+// on validation perplexity within 0.4.
 struct Sweep {
   fs::path dir;
   AblationSpec spec;
@@ -29,7 +30,8 @@ struct Sweep {
     const json claims = json::array(
         {{{"claim", "b has the lower perplexity"}, {"better", "b"}, {"worse", "a"}, {"metric", "validation_perplexity"}},
          {{"claim", "a has the lower perplexity"}, {"better", "a"}, {"worse", "b"}, {"metric", "validation_perplexity"}},
-         {{"claim", "b has the higher BLEU"}, {"better", "b"}, {"worse", "a"}, {"metric", "bleu"}}});
+         {{"claim", "b has the higher BLEU"}, {"better", "b"}, {"worse", "a"}, {"metric", "bleu"}},
+         {{"claim", "a and b are as good"}, {"equivalent", {"a", "b"}}, {"margin", 0.4}, {"metric", "validation_perplexity"}}});
     std::ofstream(dir / "spec.json") << json{{"name", name},
                                               {"base", "base.json"},
                                               {"seeds", {1, 2}},
@@ -84,11 +86,30 @@ TEST(AblationSummary, EachMetricCountsItsOwnWay) {
   // BLEU: higher is better.
   EXPECT_NEAR(claims[2]["per_seed"][1]["advantage"].get<double>(), 1.1, 1e-9);
   EXPECT_EQ(claims[2]["verdict"], "reproduced");
+  // a - b: [-1.69, -0.41], wholly beyond -0.4.
+  EXPECT_EQ(claims[3]["equivalent"], (json{"a", "b"}));
+  EXPECT_EQ(claims[3]["margin"], 0.4);
+  EXPECT_FALSE(claims[3].contains("better"));
+  EXPECT_EQ(claims[3]["verdict"], "contradicted");
   const json& b = variant_of(summary, "b");
   EXPECT_EQ(b["vs_baseline"]["verdict"], "reproduced");
   EXPECT_EQ(b["statistics"]["test_bleu"]["n"], 2);
   EXPECT_NEAR(b["statistics"]["test_bleu"]["mean"].get<double>(), 30.5, 1e-9);
   EXPECT_NEAR(b["statistics"]["test_bleu"]["sd"].get<double>(), std::sqrt(0.5), 1e-9);
+}
+
+TEST(AblationSummary, AnEquivalenceNeedsTheIntervalInsideTheMargin) {
+  const Sweep sweep("equivalence");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 11.0, 29.9);
+  sweep.cell("b", 1, "finished", 10.1, 30.0);
+  sweep.cell("b", 2, "finished", 11.12, 31.0);
+  // a's advantage 0.1, 0.12: 0.11 +- 12.706 * 0.01414 / sqrt(2) = [-0.017, 0.237], inside 0.4.
+  EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "reproduced");
+  sweep.cell("b", 2, "finished", 11.5, 31.0);  // 0.1, 0.5: [-2.24, 2.84]
+  EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "inconclusive");
+  sweep.cell("b", 2, "non_finite", 11.12, -1.0);  // a divergence is no evidence of equality
+  EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "inconclusive");
 }
 
 TEST(AblationSummary, ARunningCellCountsForNothing) {

@@ -1,6 +1,7 @@
 #include "experiments/ablation/ablation_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -88,23 +89,51 @@ ClaimMetric claim_metric(const std::string& name, const std::string& where) {
   fail(where, "unknown metric \"" + name + "\" (expected one of " + kClaimMetrics + ")");
 }
 
+// An equivalence claim's pair and margin into `claim`.
+void read_equivalence(const json& entry, const std::string& where, AblationClaim& claim) {
+  const json& pair = entry.at("equivalent");
+  if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string()) {
+    fail(where + ".equivalent", "expected the names of two variants");
+  }
+  claim.better = pair[0].get<std::string>();
+  claim.worse = pair[1].get<std::string>();
+  const auto margin = entry.find("margin");
+  if (margin == entry.end() || !margin->is_number() || !std::isfinite(margin->get<double>()) || margin->get<double>() <= 0.0) {
+    fail(where + ".margin", "an equivalence claim needs a margin > 0 (BLEU points or perplexity)");
+  }
+  claim.margin = margin->get<double>();
+}
+
 std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& spec, const std::string& path) {
-  if (!claims.is_array()) fail(path + ": claims", "expected a list of {\"claim\", \"better\", \"worse\", \"metric\"}");
+  constexpr const char* kForms = "{\"claim\", \"better\", \"worse\", \"metric\"} or {\"claim\", \"equivalent\", \"margin\", \"metric\"}";
+  if (!claims.is_array()) fail(path + ": claims", std::string("expected a list of ") + kForms);
   std::vector<AblationClaim> out;
   for (std::size_t i = 0; i < claims.size(); ++i) {
     const std::string where = path + ": claims[" + std::to_string(i) + "]";
     const json& entry = claims[i];
-    if (!entry.is_object()) fail(where, "expected {\"claim\", \"better\", \"worse\", \"metric\"}");
+    if (!entry.is_object()) fail(where, std::string("expected ") + kForms);
+    const bool equivalence = entry.contains("equivalent");
     for (const auto& [key, value] : entry.items()) {
-      if (key != "claim" && key != "better" && key != "worse" && key != "metric") {
-        fail(where + "." + key, "unknown key (expected claim, better, worse, metric)");
+      const bool known = key == "claim" || key == "metric" ||
+                         (equivalence ? key == "equivalent" || key == "margin" : key == "better" || key == "worse");
+      if (!known) {
+        fail(where + "." + key, equivalence ? "unknown key in an equivalence claim (expected claim, equivalent, margin, metric)"
+                                            : "unknown key (expected claim, better, worse, metric; or claim, equivalent, margin, metric)");
       }
     }
-    AblationClaim claim{string_member(entry, "claim", where), string_member(entry, "better", where),
-                        string_member(entry, "worse", where), claim_metric(string_member(entry, "metric", where), where + ".metric")};
-    require_variant(spec, claim.better, where + ".better");
-    require_variant(spec, claim.worse, where + ".worse");
-    if (claim.better == claim.worse) fail(where, "\"better\" and \"worse\" name the same variant");
+    AblationClaim claim;
+    claim.claim = string_member(entry, "claim", where);
+    if (equivalence) {
+      read_equivalence(entry, where, claim);
+    } else {
+      claim.better = string_member(entry, "better", where);
+      claim.worse = string_member(entry, "worse", where);
+    }
+    claim.metric = claim_metric(string_member(entry, "metric", where), where + ".metric");
+    const std::string first = equivalence ? ".equivalent[0]" : ".better", second = equivalence ? ".equivalent[1]" : ".worse";
+    require_variant(spec, claim.better, where + first);
+    require_variant(spec, claim.worse, where + second);
+    if (claim.better == claim.worse) fail(where, "the claim names the same variant twice");
     out.push_back(std::move(claim));
   }
   return out;

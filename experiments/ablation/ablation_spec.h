@@ -13,7 +13,10 @@
 //     "baseline": "relu",                              (optional: the variant every other one
 //                                                       is compared with)
 //     "claims": [{"claim": "SwiGLU beats ReLU", "better": "swiglu", "worse": "relu",
-//                 "metric": "bleu"}]                   (optional: the claims the runs test)
+//                 "metric": "bleu"},                   (optional: the claims the runs test;
+//                {"claim": "learned = sinusoidal",     an equivalence claim names the two
+//                 "equivalent": ["learned", "sinusoidal"], variants and the margin within
+//                 "margin": 1.0, "metric": "bleu"}]     which their difference counts as none)
 //   }
 // A path must name a key of the base config (a typo is an error naming the spec and the key),
 // and every variant's config is validated as a config file would be. A claim's metric is one of
@@ -45,6 +48,10 @@ bool higher_is_better(ClaimMetric metric);
 struct AblationClaim {
   std::string claim, better, worse;  // `better` beats `worse` on `metric`
   ClaimMetric metric = ClaimMetric::bleu;
+  // > 0: an equivalence claim: `better` and `worse` (the spec's "equivalent" pair, in order) differ
+  // by less than `margin` (BLEU points or perplexity) on `metric`.
+  double margin = 0.0;
+  bool equivalence() const { return margin > 0.0; }
 };
 
 struct AblationSpec {

@@ -157,4 +157,13 @@ std::string claim_verdict(const std::vector<double>& advantages, const std::opti
   return "inconclusive";
 }
 
+std::string equivalence_verdict(const std::vector<double>& differences, const std::optional<Interval>& interval,
+                                double margin) {
+  const bool all_finite = std::all_of(differences.begin(), differences.end(), [](double d) { return std::isfinite(d); });
+  if (differences.empty() || !all_finite || !interval) return "inconclusive";
+  if (interval->low > -margin && interval->high < margin) return "reproduced";
+  if (interval->low >= margin || interval->high <= -margin) return "contradicted";
+  return "inconclusive";
+}
+
 }  // namespace trepro

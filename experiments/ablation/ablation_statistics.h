@@ -84,4 +84,11 @@ inline constexpr std::uint64_t kBootstrapSeed = 12345;  // sacreBLEU's default
 //                seed perplexity claim; a one-seed BLEU claim has the bootstrap's interval).
 std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval);
 
+// An equivalence claim's verdict (two one-sided tests, each at the 2.5% level of the 95%
+// interval): reproduced when the pooled interval of the difference lies inside (-margin, margin);
+// contradicted when it lies wholly outside, at or beyond one end; inconclusive otherwise, without
+// an interval, or when a seed has no finite difference (a divergence, a missing metric).
+std::string equivalence_verdict(const std::vector<double>& differences, const std::optional<Interval>& interval,
+                                double margin);
+
 }  // namespace trepro

@@ -192,9 +192,10 @@ std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::strin
 // The advantage of `better` over `worse` per seed and pooled, with the pooled interval: the paired
 // bootstrap over test sentences for sacreBLEU (and, beside it, the t interval over seeds, the
 // spread between trainings), a t interval over seeds for the others. The verdict waits for every
-// seed's cells to finish or diverge.
+// seed's cells to finish or diverge; `margin` > 0 makes it an equivalence claim's.
 json compare(const AblationVariant& better, const json& better_cells, const AblationVariant& worse,
-             const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds) {
+             const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds,
+             double margin = 0.0) {
   const std::string key = cell_key(metric);
   const double sign = higher_is_better(metric) ? 1.0 : -1.0;
   json per_seed = json::array();
@@ -238,7 +239,11 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
     result["advantage"] = finite.front();
   }
   if (interval) result["interval"] = {interval->low, interval->high};
-  result["verdict"] = advantages.size() == seeds.size() ? claim_verdict(advantages, interval) : "pending";
+  if (advantages.size() < seeds.size()) {
+    result["verdict"] = "pending";
+  } else {
+    result["verdict"] = margin > 0.0 ? equivalence_verdict(advantages, interval, margin) : claim_verdict(advantages, interval);
+  }
   return result;
 }
 
@@ -281,10 +286,15 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
   json claims = json::array();
   for (const AblationClaim& claim : spec.claims) {
     json entry = compare(*spec.find_variant(claim.better), cells[claim.better], *spec.find_variant(claim.worse),
-                         cells[claim.worse], claim.metric, evidence, spec.seeds);
+                         cells[claim.worse], claim.metric, evidence, spec.seeds, claim.margin);
     entry["claim"] = claim.claim;
-    entry["better"] = claim.better;
-    entry["worse"] = claim.worse;
+    if (claim.equivalence()) {
+      entry["equivalent"] = {claim.better, claim.worse};
+      entry["margin"] = claim.margin;
+    } else {
+      entry["better"] = claim.better;
+      entry["worse"] = claim.worse;
+    }
     claims.push_back(std::move(entry));
   }
   return {{"schema_version", 2},
