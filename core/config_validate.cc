@@ -136,6 +136,12 @@ void validate_train(const Checker& check, const TrainConfig& t) {
   const std::int64_t min_warmup = t.schedule.kind == ScheduleKind::constant ? 0 : 1;
   check.at_least("train.schedule.warmup", t.schedule.warmup, min_warmup,
                  " for the " + to_string(t.schedule.kind) + " schedule");
+  // Shards take whole batches of a step (batch j to shard j mod replicas): a shard without one
+  // would leave its rank idle every step.
+  if (t.replicas > t.update_freq) {
+    check.fail("train.replicas", "must be <= train.update_freq " + std::to_string(t.update_freq) +
+                                     " (each shard takes whole batches of a step), got " + std::to_string(t.replicas));
+  }
 }
 
 void check_language(const Checker& check, std::string_view path, const std::string& language) {

@@ -41,6 +41,11 @@ class Communicator {
   // Every rank's `data` becomes `root`'s.
   virtual void broadcast(std::span<std::byte> data, int root) = 0;
   virtual void barrier() = 0;
+  // A barrier without the collective deadline, for the job's setup: rank 0 training the
+  // vocabulary and encoding the corpus while the others wait, then theirs while it waits, takes
+  // as long as the corpus needs (WMT14's 4.5M pairs: half an hour), which no deadline knows. A
+  // rank that dies meanwhile still ends the job through the launcher.
+  virtual void setup_barrier() = 0;
   // Ends every rank of the job now (a rank that fails must not leave the others waiting in a
   // collective). `why` is printed first, naming this rank.
   [[noreturn]] virtual void abort(const std::string& why) = 0;

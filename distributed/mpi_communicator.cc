@@ -103,6 +103,19 @@ void MpiCommunicator::barrier() {
   wait(request, "barrier");
 }
 
+void MpiCommunicator::setup_barrier() {
+  MPI_Request request;
+  check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "setup barrier", rank_);
+  // No deadline; and a rank here may wait for minutes, so it sleeps between tests, leaving its
+  // core to the ranks still encoding.
+  for (;;) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "setup barrier", rank_);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

@@ -103,6 +103,8 @@ void NcclCommunicator::broadcast(std::span<std::byte> data, int root) {
 
 void NcclCommunicator::barrier() { bootstrap_.barrier(); }
 
+void NcclCommunicator::setup_barrier() { bootstrap_.setup_barrier(); }
+
 void NcclCommunicator::abort(const std::string& why) {
   if (handles_->comm != nullptr) ncclCommAbort(handles_->comm);
   handles_->comm = nullptr;

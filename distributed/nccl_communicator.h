@@ -26,6 +26,7 @@ class NcclCommunicator final : public Communicator {
   void all_to_all(std::span<const std::byte> send, std::span<std::byte> received) override;
   void broadcast(std::span<std::byte> data, int root) override;
   void barrier() override;
+  void setup_barrier() override;
   [[noreturn]] void abort(const std::string& why) override;
 
  private:

@@ -17,6 +17,7 @@ class SingleProcessCommunicator final : public Communicator {
   void all_to_all(std::span<const std::byte> send, std::span<std::byte> received) override;
   void broadcast(std::span<std::byte>, int root) override;
   void barrier() override {}
+  void setup_barrier() override {}
   [[noreturn]] void abort(const std::string& why) override;
 };
 

@@ -112,6 +112,8 @@ TEST(ConfigFields, EveryKeyIsReadWrittenAndHashed) {
     SCOPED_TRACE(path);
     json document = minimal_with(json::object());
     document[pointer(path)] = value;
+    // train.replicas may not exceed train.update_freq (a shard takes whole batches).
+    if (path == "train.replicas") document[pointer("train.update_freq")] = value;
     const Config read = config_from_json(document, "cfg.json");
     const json written = config_to_json(read);
     ASSERT_TRUE(written.contains(pointer(path)));

@@ -464,6 +464,8 @@ std::vector<ErrorCase> error_cases() {
        "cfg.json: train.schedule.factor: must be > 0, got 0"},
       {"max_tokens_0", train({{"max_tokens", 0}}), "cfg.json: train.max_tokens: must be >= 1, got 0"},
       {"update_freq_0", train({{"update_freq", 0}}), "cfg.json: train.update_freq: must be >= 1, got 0"},
+      {"replicas_above_update_freq", train({{"update_freq", 2}, {"replicas", 4}}),
+       "cfg.json: train.replicas: must be <= train.update_freq 2 (each shard takes whole batches of a step), got 4"},
       {"max_steps_negative", train({{"max_steps", -1}}), "cfg.json: train.max_steps: must be >= 0, got -1"},
       {"clip_norm_negative", train({{"clip_norm", -1}}),
        "cfg.json: train.clip_norm: must be >= 0 (0 turns clipping off), got -1"},

@@ -32,12 +32,17 @@ make_copy_config() {
 JSON
 }
 
-# Fails unless run B has a byte-identical twin of each checkpoint of run A (or of those named).
+# Fails unless run B has a byte-identical twin of each checkpoint of run A (or of those named),
+# and run A has at least one; then also its training log (same_history).
 same_checkpoints() {
   local a=$1 b=$2 file name
   shift 2
   local names=("$@")
   ((${#names[@]})) || names=($(cd "$a/checkpoints" && ls))
+  if ((${#names[@]} == 0)); then
+    echo "FAIL: $a/checkpoints holds no checkpoint to compare" >&2
+    exit 1
+  fi
   for name in "${names[@]}"; do
     file="$a/checkpoints/$name"
     if ! cmp -s "$file" "$b/checkpoints/$name"; then
@@ -46,4 +51,25 @@ same_checkpoints() {
     fi
   done
   echo "same checkpoints: $a $b (${names[*]})"
+  same_history "$a" "$b"
+}
+
+# Fails unless the step records both runs' history.jsonl share (loss, gradient norm, learning
+# rate, tokens: the global, reduced figures rank 0 logs) are equal; timings are left out.
+same_history() {
+  "$python" - "$1/history.jsonl" "$2/history.jsonl" <<'PY'
+import json, sys
+def steps(path):
+    records = (json.loads(line) for line in open(path) if line.strip())
+    return {r["step"]: {k: r[k] for k in ("loss", "grad_norm", "learning_rate", "tokens")}
+            for r in records if r.get("kind") == "step"}
+a, b = (steps(p) for p in sys.argv[1:])
+shared = sorted(set(a) & set(b))
+differ = [s for s in shared if a[s] != b[s]]
+if not shared or differ:
+    print(f"FAIL: training logs {sys.argv[1]} and {sys.argv[2]}: {len(shared)} steps in common, "
+          f"these differ: {differ[:5]}", file=sys.stderr)
+    sys.exit(1)
+print(f"same training log: {len(shared)} steps")
+PY
 }

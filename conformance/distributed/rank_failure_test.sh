@@ -4,7 +4,8 @@
 # its own (its config missing: MPMD launch) while rank 0 waits in a collective (trepro aborts
 # the job, naming rank 1); rank 1 stopped with SIGSTOP (rank 0's collective times out after
 # $TREPRO_COLLECTIVE_TIMEOUT_S and aborts the job). Also the refusal of a rank count that does
-# not divide train.replicas.
+# not divide train.replicas, and a setup (vocabulary, corpus encoding) longer than the deadline,
+# which must not end the job.
 # usage: rank_failure_test.sh TREPRO SOURCE_DIR
 set -euo pipefail
 source "$2/conformance/distributed/mpi_fixture.sh"
@@ -72,4 +73,22 @@ if launch 2 "$trepro" train "$scratch/copy_3.json" --out "$scratch/indivisible" 
 fi
 grep -q "train.replicas 3 is not a multiple of the 2 ranks" "$scratch/indivisible.log" || { cat "$scratch/indivisible.log" >&2; exit 1; }
 [[ ! -e "$scratch/indivisible/config.json" ]] || { echo "FAIL: the refused run wrote config.json" >&2; exit 1; }
+# A setup longer than the deadline is no hang: rank 0 trains the vocabulary and encodes 150,000
+# pairs (~5 s here), then the other rank encodes them, each waiting for the other without the 2 s
+# collective deadline that training's collectives keep.
+make_multi30k_fixture
+"$python" - "$scratch/data/multi30k" <<'PY'
+import gzip, sys
+with gzip.open(f"{sys.argv[1]}/train.de.gz", "wt") as de, gzip.open(f"{sys.argv[1]}/train.en.gz", "wt") as en:
+    for i in range(150000):
+        de.write(f"ein hund nummer {i} läuft {i % 7} mal\n")
+        en.write(f"a dog number {i} runs {i % 7} times\n")
+PY
+sed -i 's/"update_freq": 2,/"update_freq": 2, "replicas": 2,/; s/"max_steps": 1000/"max_steps": 2/' "$scratch/tiny_multi30k.json"
+started=$SECONDS
+launch 2 -x TREPRO_COLLECTIVE_TIMEOUT_S=2 "$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/slow_setup" \
+  >"$scratch/slow_setup.log" 2>&1 || { echo "FAIL: a setup longer than the deadline ended the job" >&2; cat "$scratch/slow_setup.log" >&2; exit 1; }
+((SECONDS - started > 2)) || { echo "FAIL: the setup took $((SECONDS - started)) s, not longer than the deadline" >&2; exit 1; }
+grep -q '"status": "finished"' "$scratch/slow_setup/report.json" || { echo "FAIL: no finished report" >&2; exit 1; }
+echo "a $((SECONDS - started)) s setup outlasted the 2 s collective deadline"
 echo "PASS"

@@ -84,6 +84,7 @@ Config dropout_config(double dropout, std::int64_t replicas) {
   m.dropout = dropout;
   config.train.seed = 3;
   config.train.replicas = replicas;
+  config.train.update_freq = replicas;
   validate(config, "<dropout test config>");
   return config;
 }

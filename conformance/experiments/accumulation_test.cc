@@ -67,6 +67,32 @@ TEST_P(Accumulation, SplitBatchesTakeTheStepOfTheirUnion) {
   EXPECT_EQ(split.steps_done(), 1);
 }
 
+// Data-parallel shards in one process (train.replicas W: batch j to shard j mod W, the shard sums
+// added in the fixed tree): the step is still the union's, whatever W, so a per-shard token count,
+// a division by W or a norm taken before the reduction shows here. (The mpirun tests compare
+// rank counts at one W and cannot see those.)
+TEST_P(Accumulation, ShardsTakeTheStepOfTheirUnion) {
+  for (const std::int64_t replicas : {2, 4}) {
+    SCOPED_TRACE("train.replicas " + std::to_string(replicas));
+    Config config = small_config();
+    config.train.replicas = replicas;
+    config.train.update_freq = 4;
+    validate(config, "<accumulation test config>");
+    Transformer sharded_model(config.model, backend()), union_model(config.model, backend());
+    sharded_model.initialize(config.train.seed);
+    union_model.initialize(config.train.seed);
+    Trainer sharded(sharded_model, config), whole(union_model, small_config());
+    // 9, 4, 2 and 4 target tokens: shards of unequal weight.
+    const StepResult a =
+        sharded.step(std::vector<Batch>{batch_of({0, 1}), batch_of({2}), batch_of({3}), batch_of({4})});
+    const StepResult b = whole.step(batch_of({0, 1, 2, 3, 4}));
+    ASSERT_EQ(a.tokens, b.tokens);
+    const Tolerance tol = tolerance(Check::invariant, backend().dtype(), a.tokens * config.model.d_ff);
+    EXPECT_NEAR(a.loss, b.loss, tol.atol + tol.rtol * std::abs(b.loss));
+    EXPECT_NEAR(a.grad_norm, b.grad_norm, tol.atol + tol.rtol * b.grad_norm);
+  }
+}
+
 TEST_P(Accumulation, AClipNormAboveTheGradientNormChangesNothing) {
   Config plain = small_config(), clipped = small_config();
   clipped.train.clip_norm = 1e6;

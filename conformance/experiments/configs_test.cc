@@ -69,6 +69,9 @@ void expect_wmt14(const Config& c, std::int64_t steps, std::int64_t averaged) {
   EXPECT_EQ(c.data.vocabulary.kind, VocabularyKind::bpe);
   EXPECT_EQ(c.train.max_steps, steps);
   EXPECT_EQ(c.train.keep_checkpoints, averaged);  // `trepro average RUN --last N` needs them kept
+  // The step's 8 batches on the paper's 8 GPUs: 1, 2, 4 or 8 ranks give the same weights.
+  EXPECT_EQ(c.train.update_freq, 8);
+  EXPECT_EQ(c.train.replicas, 8);
 }
 
 TEST(CommittedConfigs, PaperBaseIsThePapersBaseModel) {

@@ -25,7 +25,7 @@ config = json.load(open(sys.argv[1]))
 config["model"].update(vocab_size=64, d_model=16, heads=2, encoder_layers=1, decoder_layers=1, d_ff=32)
 config["data"]["vocabulary"].update(size=64, sample_sentences=300)
 config["data"]["dir"] = sys.argv[3]
-config["train"].update(max_tokens=256, update_freq=1)
+config["train"].update(max_tokens=256)  # 8 batches a step on 8 shards, as the paper's 8 GPUs
 json.dump(config, open(sys.argv[2], "w"))
 PY
   "$trepro" prepare "$scratch/$size.json" --out "$scratch/prepared_$size" 2>"$scratch/prepare_$size.log" >/dev/null

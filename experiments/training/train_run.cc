@@ -63,9 +63,11 @@ class Run {
       open_data();
       save_config(config_, in_run(o.run_dir, "config.json"));
     }
-    // The other ranks reuse the vocabulary rank 0 trained into the run folder.
-    comm_.barrier();
+    // The other ranks reuse the vocabulary rank 0 trained into the run folder, and rank 0 waits
+    // for their corpora before the first collective with a deadline.
+    comm_.setup_barrier();
     if (!writes_) open_data();
+    comm_.setup_barrier();
     model_.initialize(config_.train.seed);
     state_.seed = config_.train.seed;
     state_.config_hash = config_hash(config_);
