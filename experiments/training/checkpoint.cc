@@ -77,6 +77,8 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
   return state;
 }
 
+std::int64_t checkpoint_step(const std::string& path) { return number<std::int64_t>(read_safetensors(path), path, "step"); }
+
 std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
 
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step) {

@@ -36,6 +36,9 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
 std::string checkpoint_dir(const std::string& run_dir);
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
 std::string best_checkpoint_path(const std::string& run_dir);
+// The training step a checkpoint was written at (its metadata): for best.safetensors, the step of
+// the validation that chose it.
+std::int64_t checkpoint_step(const std::string& path);
 
 struct StepCheckpoint {
   std::int64_t step;

@@ -197,10 +197,31 @@ class Run {
     }
     state_ = loaded;
     resumed_ = true;
+    if (writes_) restore_best_checkpoint();
     state_.config_hash = config_hash(config_);
     trainer_->set_steps_done(state_.step);
     note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
                     std::to_string(state_.position.epoch) + ")");
+  }
+
+  // A session killed between a validation and the next step checkpoint may have written
+  // best.safetensors past the restored step: weights this session rewrites only if it replays that
+  // validation the same way (not with fewer --steps, or on another backend). Until then the best
+  // is the restored state's: its step checkpoint when kept, else none.
+  void restore_best_checkpoint() {
+    const std::string best = best_checkpoint_path(o_.run_dir);
+    if (!fs::exists(best) || checkpoint_step(best) <= state_.step) return;
+    const std::string written_at = std::to_string(checkpoint_step(best));
+    const std::string kept = step_checkpoint_path(o_.run_dir, state_.best_step);
+    if (state_.best_step > 0 && fs::exists(kept)) {
+      write_file_atomically(best, read_file(kept));
+      note("resume: " + best + " of step " + written_at + " is past step " + std::to_string(state_.step) +
+           ": replaced by " + kept + ", the best at that step");
+    } else {
+      fs::remove(best);
+      note("resume: " + best + " of step " + written_at + " is past step " + std::to_string(state_.step) +
+           " and the best checkpoint then (step " + std::to_string(state_.best_step) + ") is not kept: removed");
+    }
   }
 
   void validate() {
@@ -250,7 +271,10 @@ class Run {
 
   void finish(const std::string& status) {
     nlohmann::json test = nlohmann::json::object();
-    if (state_.best_step > 0) {
+    if (state_.best_step > 0 && !fs::exists(best_checkpoint_path(o_.run_dir))) {
+      progress_->note("no test: the best checkpoint (step " + std::to_string(state_.best_step) +
+                      ") was not kept past a resume (restore_best_checkpoint)");
+    } else if (state_.best_step > 0) {
       // Test perplexity of the best checkpoint: the weights decoding uses by default.
       SafetensorsFile best = read_safetensors(best_checkpoint_path(o_.run_dir));
       std::erase_if(best.tensors, [](const auto& entry) { return entry.first.starts_with("adam."); });
