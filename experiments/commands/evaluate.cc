@@ -30,14 +30,16 @@ struct Perplexity {
   std::int64_t tokens = 0, skipped_pairs = 0;
 };
 
-// Teacher-forced cross-entropy over the split, in length-sorted batches of max_tokens.
+// Teacher-forced cross-entropy over the split, in length-sorted batches of max_tokens, over the
+// pairs training's validation and test losses cover (the corpus's length bound:
+// data.max_len_filter when set, else model.max_len).
 Perplexity split_perplexity(const TranslationModel& t, const ParallelText& text, std::int64_t max_tokens) {
   std::vector<TokenPair> pairs;
   for (std::size_t i = 0; i < text.source.size(); ++i) {
     pairs.push_back({t.vocabulary->encode(text.source[i]), t.vocabulary->encode(text.target[i])});
   }
   Perplexity p;
-  pairs = pairs_within(std::move(pairs), t.config.model.max_len, &p.skipped_pairs);
+  pairs = pairs_within(std::move(pairs), corpus_layout(t.config).max_len, &p.skipped_pairs);
   double weighted = 0.0;
   for (const std::vector<std::size_t>& rows : token_batches_in_order(pairs, max_tokens)) {
     const Batch batch = make_batch(pairs, rows, t.config.model.pad_id, Vocabulary::kBos, Vocabulary::kEos);

@@ -115,8 +115,13 @@ class CorpusData : public TrainingData {
       const PreparedCorpus corpus = PreparedCorpus::open(prepared_dir, config);
       vocabulary_ = std::make_unique<Vocabulary>(prepared_vocabulary(corpus, model_path));
       where_ = prepared_dir;
-      dropped_ = corpus.manifest().at("splits").at(spec_.train).at("dropped").at("too_long").get<std::int64_t>() +
-                 corpus.manifest().at("splits").at(spec_.train).at("dropped").at("empty").get<std::int64_t>();
+      const auto dropped_from = [&](const std::string& split) {
+        const nlohmann::json& dropped = corpus.manifest().at("splits").at(split).at("dropped");
+        return dropped.at("too_long").get<std::int64_t>() + dropped.at("empty").get<std::int64_t>();
+      };
+      dropped_ = dropped_from(spec_.train);
+      validation_dropped_ = dropped_from(spec_.valid);
+      if (!spec_.test.empty()) test_dropped_ = dropped_from(spec_.test.front());
       train_ = corpus.split(spec_.train);
       validation_ = batches_in_order(*corpus.split(spec_.valid), config.train.max_tokens);
       if (!spec_.test.empty()) test_ = batches_in_order(*corpus.split(spec_.test.front()), config.train.max_tokens);
@@ -124,13 +129,16 @@ class CorpusData : public TrainingData {
       spec_ = corpus_spec(config, data_dir);
       vocabulary_ = std::make_unique<Vocabulary>(run_vocabulary(config, spec_, model_path, note));
       where_ = spec_.dir;
-      FilterCounts dropped, ignored;
+      FilterCounts dropped, validation_dropped, test_dropped;
       train_ = encode_split(spec_, spec_.train, *vocabulary_, dropped);
       dropped_ = dropped.empty + dropped.too_long;
-      validation_ = batches_in_order(*encode_split(spec_, spec_.valid, *vocabulary_, ignored), config.train.max_tokens);
+      validation_ = batches_in_order(*encode_split(spec_, spec_.valid, *vocabulary_, validation_dropped),
+                                     config.train.max_tokens);
+      validation_dropped_ = validation_dropped.empty + validation_dropped.too_long;
       if (!spec_.test.empty()) {
-        test_ = batches_in_order(*encode_split(spec_, spec_.test.front(), *vocabulary_, ignored),
+        test_ = batches_in_order(*encode_split(spec_, spec_.test.front(), *vocabulary_, test_dropped),
                                  config.train.max_tokens);
+        test_dropped_ = test_dropped.empty + test_dropped.too_long;
       }
     }
     if (vocabulary_->size() != config.model.vocab_size) {
@@ -178,7 +186,9 @@ class CorpusData : public TrainingData {
             {"train_pairs", train_->size()},
             {"dropped_pairs", dropped_},
             {"validation_split", spec_.valid},
-            {"test_split", spec_.test.empty() ? "" : spec_.test.front()}};
+            {"validation_dropped_pairs", validation_dropped_},
+            {"test_split", spec_.test.empty() ? "" : spec_.test.front()},
+            {"test_dropped_pairs", test_dropped_}};
   }
 
  private:
@@ -197,7 +207,8 @@ class CorpusData : public TrainingData {
   std::unique_ptr<Vocabulary> vocabulary_;
   std::shared_ptr<const PairTable> train_;
   std::vector<std::int32_t> lengths_;
-  std::int64_t dropped_ = 0;
+  // Pairs the filter kept out (empty, or past the corpus's max_len): the losses cover the rest.
+  std::int64_t dropped_ = 0, validation_dropped_ = 0, test_dropped_ = 0;
   std::vector<Batch> validation_, test_;
   std::int64_t cached_epoch_ = 0;
   std::vector<std::vector<std::size_t>> cached_;
