@@ -181,8 +181,8 @@ void visit_fields(TrainConfig& t, Visitor& visit) {
             .since = 2},
         t.keep_checkpoints, AtLeast{0, " (0 keeps every step checkpoint)"});
   visit(Key{.name = "replicas",
-            .meaning = "virtual data-parallel shards W of each step, summed in a fixed tree; any number of ranks "
-                       "dividing W gives the same weights (distributed/)",
+            .meaning = "virtual data-parallel shards W of each step (<= update_freq), summed in a fixed tree; any "
+                       "number of ranks dividing W gives the same weights (distributed/)",
             .since = 2},
         t.replicas, AtLeast{1});
 }

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -128,6 +130,34 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   return metadata;
 }
 
+// The header's length, from the file's first 8 bytes `start`, checked against the `file_size`.
+std::uint64_t header_length(const std::string& path, std::string_view start, std::uint64_t file_size) {
+  if (file_size < 8 || start.size() < 8) {
+    fail(path, "the file has " + std::to_string(file_size) +
+                   " bytes, fewer than the 8-byte header length (not a safetensors file)");
+  }
+  std::uint64_t length = 0;
+  std::memcpy(&length, start.data(), 8);
+  if (length > file_size - 8) {
+    fail(path, "header length " + std::to_string(length) + " is larger than the " + std::to_string(file_size - 8) +
+                   " bytes after it (truncated, or not a safetensors file)");
+  }
+  return length;
+}
+
+json parse_header(const std::string& path, std::string_view text) {
+  json header;
+  try {
+    // A crafted header must not crash the reader, and a tensor named twice is an error (both
+    // core/json_input.h).
+    header = parse_json(text, path + ": header");
+  } catch (const JsonInputError& e) {
+    throw SafetensorsError(e.what());
+  }
+  if (!header.is_object()) fail(path, "header is not a JSON object: " + header.dump());
+  return header;
+}
+
 // The format requires the tensors to tile the data section exactly: no overlap, no gap, no trailing bytes.
 void check_layout(const std::string& path, std::vector<const Entry*> entries, std::uint64_t data_size) {
   std::sort(entries.begin(), entries.end(), [](const Entry* a, const Entry* b) {
@@ -156,6 +186,22 @@ void check_layout(const std::string& path, std::vector<const Entry*> entries, st
 
 }  // namespace
 
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code size_error;
+  const std::uintmax_t file_size = std::filesystem::file_size(path, size_error);
+  if (!in || size_error) fail(path, "cannot be read");
+  std::string start(8, '\0');
+  in.read(start.data(), 8);
+  start.resize(static_cast<std::size_t>(in.gcount()));
+  const std::uint64_t length = header_length(path, start, file_size);
+  std::string text(length, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(length))) fail(path, "the header could not be read");
+  const json header = parse_header(path, text);
+  const auto metadata = header.find(kMetadataKey);
+  return metadata == header.end() ? std::map<std::string, std::string>{} : parse_metadata(path, *metadata);
+}
+
 SafetensorsFile read_safetensors(const std::string& path) {
   std::string bytes;
   try {
@@ -163,26 +209,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
   } catch (const std::runtime_error& e) {
     throw SafetensorsError(e.what());
   }
-  if (bytes.size() < 8) {
-    fail(path, "the file has " + std::to_string(bytes.size()) +
-                   " bytes, fewer than the 8-byte header length (not a safetensors file)");
-  }
-  std::uint64_t header_size = 0;
-  std::memcpy(&header_size, bytes.data(), 8);
-  if (header_size > bytes.size() - 8) {
-    fail(path, "header length " + std::to_string(header_size) + " is larger than the " +
-                   std::to_string(bytes.size() - 8) +
-                   " bytes after it (truncated, or not a safetensors file)");
-  }
-  json header;
-  try {
-    // A crafted header must not crash the reader, and a tensor named twice is an error (both
-    // core/json_input.h).
-    header = parse_json(std::string_view(bytes).substr(8, header_size), path + ": header");
-  } catch (const JsonInputError& e) {
-    throw SafetensorsError(e.what());
-  }
-  if (!header.is_object()) fail(path, "header is not a JSON object: " + header.dump());
+  const std::uint64_t header_size = header_length(path, bytes, bytes.size());
+  const json header = parse_header(path, std::string_view(bytes).substr(8, header_size));
 
   const std::uint64_t data_size = bytes.size() - 8 - header_size;
   SafetensorsFile file;

@@ -28,6 +28,9 @@ struct SafetensorsError : std::runtime_error {
 // of the file, bad JSON, unknown dtype, offsets out of range, overlapping or not matching
 // shape x dtype size, trailing bytes).
 SafetensorsFile read_safetensors(const std::string& path);
+// The "__metadata__" of a file, reading its header only (a checkpoint's step without its
+// gigabytes of tensors); the same errors for a file too short or a bad header.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 // Atomic: writes a temporary file in the same folder, fsyncs, renames. Tensors must be host
 // tensors; names are written in sorted order.
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,

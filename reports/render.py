@@ -257,32 +257,33 @@ def bootstrap_note(ablation):
     b = ablation.bootstrap
     return (f"sacreBLEU's by paired bootstrap over the test sentences ({b.get('resamples', '?')} resamples, seed "
             f"{b.get('seed', '?')}), pooled over seeds; other metrics by a t interval over seeds. p: the two-sided "
-            "test of the bootstrap distribution centred at zero (Koehn 2004); sacreBLEU's own formula, smaller, is "
-            "in summary.json as p_value_sacrebleu.")
+            "test of the resampled differences shifted to mean zero; sacreBLEU's own formula on the same "
+            "resamples, smaller, is in summary.json as p_value_sacrebleu.")
 
 
 def claims_table(ablation):
     """Per claim of the spec: its metric, the advantage per seed and pooled, and the verdict."""
     lines = [f"| claim | better | worse | metric | per seed | advantage [{confidence(ablation)} interval] | method "
-             f"| between seeds [{confidence(ablation)} t] | p | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| between seeds [95% t] | p | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"] for s in c["per_seed"]}
         per_seed = [seed_outcome(s) for s in c["per_seed"]]
         per_seed += [f"seed {s}: none yet" for s in ablation.seeds if s not in seen]
         if "equivalent" in c:  # an equivalence claim: the pair, and the margin in the second column
             first, second = f"{c['equivalent'][0]} ≈ {c['equivalent'][1]}", f"within ±{c['margin']:g}"
+            p = ""  # a test of "no difference", which is not what an equivalence asks
         else:
-            first, second = c["better"], c["worse"]
+            first, second, p = c["better"], c["worse"], p_value(c)
         lines.append(f"| {cell(c['claim'])} | {cell(first)} | {cell(second)} | "
                      f"{METRIC_LABELS.get(c['metric'], c['metric'])} | {cell(', '.join(per_seed))} | {advantage(c)} | "
-                     f"{cell(c.get('method', ''))} | {seed_interval(c)} | {p_value(c)} | {verdict(c, ablation.seeds)} |")
+                     f"{cell(c.get('method', ''))} | {seed_interval(c)} | {p} | {verdict(c, ablation.seeds)} |")
     return lines + ["", "Advantage: how much `better` beats `worse` (BLEU points, or perplexity lowered), positive "
                     "in the claimed direction. Reproduced: positive in every seed and the interval above 0 (a "
                     "seed where only `worse` diverged counts as positive; where every seed was decided so, no "
                     "interval is needed); contradicted: the same, negative and below 0; inconclusive otherwise; "
                     "pending while a cell has not finished. An equivalence claim (a ≈ b within ±margin, the "
-                    "margin fixed in the spec before the runs): reproduced when the interval of a's advantage "
-                    "lies inside the margin, contradicted when it lies wholly outside. The bootstrap's interval "
+                    "margin fixed in the spec before the runs): reproduced when every seed's difference and the "
+                    "interval lie inside the margin, contradicted when all lie beyond one end. The bootstrap's interval "
                     "measures the test sentences' sampling error only; the t interval between seeds, beside it for "
                     "sacreBLEU, measures how much the difference varies from one training to the next."]
 

@@ -215,10 +215,12 @@ class Ablation:
             raise InputError(f"{path}: \"claims\": expected a list")
         self.claims = [_comparison(path, f"claims[{i}]", c) for i, c in enumerate(claims)]
         for i, claim in enumerate(self.claims):
-            directed = all(isinstance(claim.get(k), str) for k in ("better", "worse"))
+            directed = all(isinstance(claim.get(k), str) for k in ("better", "worse")) \
+                and not any(k in claim for k in ("equivalent", "margin"))
             pair = claim.get("equivalent")
             equivalence = isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) for v in pair) \
-                and _number(claim.get("margin")) is not None and claim["margin"] > 0
+                and _number(claim.get("margin")) is not None and claim["margin"] > 0 \
+                and not any(k in claim for k in ("better", "worse"))
             if not all(isinstance(claim.get(k), str) for k in ("claim", "metric")) or directed == equivalence:
                 raise InputError(f"{path}: claims[{i}]: expected \"claim\", \"metric\" and either \"better\" and "
                                  "\"worse\" or \"equivalent\" (two variants) and \"margin\" (> 0)")

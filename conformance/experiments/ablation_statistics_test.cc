@@ -87,13 +87,15 @@ TEST(ClaimVerdict, ADivergedTrainingDecidesItsSeed) {
   EXPECT_EQ(claim_verdict({std::nan(""), worse_diverged}, std::nullopt), "inconclusive");
 }
 
-TEST(EquivalenceVerdict, TheIntervalMustLieInsideTheMargin) {
+TEST(EquivalenceVerdict, EverySeedAndTheIntervalMustLieInsideTheMargin) {
   const std::vector<double> differences = {0.1, -0.2};
   EXPECT_EQ(equivalence_verdict(differences, Interval{-0.9, 0.9}, 1.0), "reproduced");
   EXPECT_EQ(equivalence_verdict(differences, Interval{-0.9, 1.0}, 1.0), "inconclusive");  // touches the margin
   EXPECT_EQ(equivalence_verdict(differences, Interval{-0.5, 1.5}, 1.0), "inconclusive");
-  EXPECT_EQ(equivalence_verdict(differences, Interval{1.0, 2.0}, 1.0), "contradicted");
-  EXPECT_EQ(equivalence_verdict(differences, Interval{-3.0, -1.0}, 1.0), "contradicted");
+  EXPECT_EQ(equivalence_verdict({0.1, 1.2}, Interval{-0.5, 0.9}, 1.0), "inconclusive");  // a seed beyond it
+  EXPECT_EQ(equivalence_verdict({1.1, 1.5}, Interval{1.0, 2.0}, 1.0), "contradicted");
+  EXPECT_EQ(equivalence_verdict({-1.1, -2.0}, Interval{-3.0, -1.0}, 1.0), "contradicted");
+  EXPECT_EQ(equivalence_verdict({0.5, 1.5}, Interval{1.0, 2.0}, 1.0), "inconclusive");  // a seed inside
   EXPECT_EQ(equivalence_verdict(differences, std::nullopt, 1.0), "inconclusive");
   EXPECT_EQ(equivalence_verdict({0.1, INFINITY}, Interval{-0.1, 0.1}, 1.0), "inconclusive");
   EXPECT_EQ(equivalence_verdict({}, Interval{-0.1, 0.1}, 1.0), "inconclusive");

@@ -43,14 +43,17 @@ struct Sweep {
     spec = load_ablation_spec((dir / "spec.json").string());
   }
 
-  // A cell's report.json with the fields the summary reads; bleu < 0: none.
-  void cell(const std::string& variant, int seed, const std::string& status, double perplexity, double bleu) const {
+  // A cell's report.json with the fields the summary reads; bleu < 0: none. `dataset` multi30k:
+  // a cell ablate decodes after training.
+  void cell(const std::string& variant, int seed, const std::string& status, double perplexity, double bleu,
+            const std::string& dataset = "copy") const {
     const fs::path folder = dir / "out" / variant / ("seed_" + std::to_string(seed));
     fs::create_directories(folder);
     json test = json::object();
     if (bleu >= 0) test = {{"perplexity", perplexity + 0.5}, {"bleu", bleu}};
     std::ofstream(folder / "report.json") << json{
         {"status", status},
+        {"config", {{"data", {{"dataset", dataset}}}}},
         {"curve", json::array({{{"step", 100}, {"loss", 2.0}, {"steps", 100}}})},
         {"best", {{"step", 100}, {"validation_loss", std::log(perplexity)}}},
         {"test", test},
@@ -149,15 +152,26 @@ TEST(AblationSummary, ADivergedCellDecidesItsSeed) {
   EXPECT_EQ(both["claims"][0]["verdict"], "inconclusive");
 }
 
+TEST(AblationSummary, AMulti30kCellNotDecodedYetKeepsItsClaimsPending) {
+  const Sweep sweep("awaiting_decoding");
+  sweep.cell("a", 1, "finished", 10.0, 29.0, "multi30k");
+  sweep.cell("a", 2, "finished", 11.0, 29.9, "multi30k");
+  sweep.cell("b", 1, "finished", 9.0, 30.0, "multi30k");
+  sweep.cell("b", 2, "finished", 9.9, -1.0, "multi30k");  // trained, its test split not decoded yet
+  const json summary = sweep.summary();
+  EXPECT_EQ(variant_of(summary, "b")["cells"][1]["awaiting_decoding"], true);
+  EXPECT_EQ(summary["claims"][2]["verdict"], "pending");
+}
+
 TEST(AblationSummary, AFinishedCellWithoutTheMetricEndsTheClaimInconclusive) {
   const Sweep sweep("missing");
   sweep.cell("a", 1, "finished", 10.0, 29.0);
   sweep.cell("a", 2, "finished", 11.0, 29.9);
   sweep.cell("b", 1, "finished", 9.0, 30.0);
-  sweep.cell("b", 2, "finished", 9.9, -1.0);  // no test figures
+  sweep.cell("b", 2, "finished", 9.9, -1.0);  // no test figures, and on the copy task none will come
   const json claim = sweep.summary()["claims"][2];
   EXPECT_EQ(claim["per_seed"][1], (json{{"seed", 2}, {"missing", "test_bleu"}}));
-  EXPECT_EQ(claim["verdict"], "inconclusive");  // not pending: nothing more will come
+  EXPECT_EQ(claim["verdict"], "inconclusive");
 }
 
 TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {

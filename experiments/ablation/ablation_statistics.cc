@@ -37,6 +37,12 @@ double mean_difference(const std::vector<SystemPair>& pairs, const std::vector<s
   return sum / static_cast<double>(pairs.size());
 }
 
+// The share of `resamples` at least as extreme as the observation, counting the observation
+// itself among them so that p is never 0 (Davison & Hinkley 1997).
+double bootstrap_p(std::size_t extreme, std::size_t resamples) {
+  return static_cast<double>(extreme + 1) / static_cast<double>(resamples + 1);
+}
+
 }  // namespace
 
 double sorted_percentile(const std::vector<double>& sorted, double q) {
@@ -134,7 +140,7 @@ double bootstrap_p_value(const std::vector<double>& resampled, double observed) 
   const double mean = seed_spread(resampled).mean;
   std::size_t extreme = 0;
   for (double d : resampled) extreme += std::abs(d - mean) >= std::abs(observed);
-  return static_cast<double>(extreme + 1) / static_cast<double>(resampled.size() + 1);
+  return bootstrap_p(extreme, resampled.size());
 }
 
 double sacrebleu_p_value(const std::vector<double>& resampled, double observed) {
@@ -144,7 +150,7 @@ double sacrebleu_p_value(const std::vector<double>& resampled, double observed) 
   const double mean = seed_spread(magnitudes).mean;
   std::size_t extreme = 0;
   for (double m : magnitudes) extreme += m - mean > std::abs(observed);
-  return static_cast<double>(extreme + 1) / static_cast<double>(resampled.size() + 1);
+  return bootstrap_p(extreme, resampled.size());
 }
 
 std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval) {
@@ -161,8 +167,12 @@ std::string equivalence_verdict(const std::vector<double>& differences, const st
                                 double margin) {
   const bool all_finite = std::all_of(differences.begin(), differences.end(), [](double d) { return std::isfinite(d); });
   if (differences.empty() || !all_finite || !interval) return "inconclusive";
-  if (interval->low > -margin && interval->high < margin) return "reproduced";
-  if (interval->low >= margin || interval->high <= -margin) return "contradicted";
+  const auto every = [&](auto holds) { return std::all_of(differences.begin(), differences.end(), holds); };
+  if (interval->low > -margin && interval->high < margin && every([&](double d) { return std::abs(d) < margin; })) {
+    return "reproduced";
+  }
+  if (interval->low >= margin && every([&](double d) { return d >= margin; })) return "contradicted";
+  if (interval->high <= -margin && every([&](double d) { return d <= -margin; })) return "contradicted";
   return "inconclusive";
 }
 

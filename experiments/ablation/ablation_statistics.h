@@ -44,12 +44,13 @@ std::vector<bleu::BleuStats> sentence_bleu_stats(const std::vector<std::string>&
                                                  const std::vector<std::string>& references);
 
 // The two p values of a bootstrap with resampled differences d* and observed difference d:
-// - bootstrap_p_value, the two-sided test of the bootstrap distribution shifted to mean zero
-//   (Koehn 2004's null hypothesis): (1 + #{|d* - mean(d*)| >= |d|}) / (1 + R). Two identical
+// - bootstrap_p_value, the two-sided test of the resampled differences shifted to mean zero (the
+//   null hypothesis of no difference): (1 + #{|d* - mean(d*)| >= |d|}) / (1 + R). Two identical
 //   systems get p = 1.
-// - sacrebleu_p_value, sacreBLEU 2.x's paired-bs formula, for comparing with `sacrebleu
-//   --paired-bs`: (1 + #{|d*| - mean(|d*|) > |d|}) / (1 + R). Centring after taking absolute
-//   values makes it smaller (p = 1 / (1 + R) for identical systems), so it is reported, not used.
+// - sacrebleu_p_value, sacreBLEU 2.x's paired-bs formula on the same resamples (ours are drawn by
+//   Philox, sacreBLEU's by numpy, so the values match its output only in distribution):
+//   (1 + #{|d*| - mean(|d*|) > |d|}) / (1 + R). Centring after taking magnitudes makes it smaller
+//   (1 / (1 + R) for identical systems), so it is reported, not used.
 double bootstrap_p_value(const std::vector<double>& resampled, double observed);
 double sacrebleu_p_value(const std::vector<double>& resampled, double observed);
 
@@ -84,10 +85,12 @@ inline constexpr std::uint64_t kBootstrapSeed = 12345;  // sacreBLEU's default
 //                seed perplexity claim; a one-seed BLEU claim has the bootstrap's interval).
 std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval);
 
-// An equivalence claim's verdict (two one-sided tests, each at the 2.5% level of the 95%
-// interval): reproduced when the pooled interval of the difference lies inside (-margin, margin);
-// contradicted when it lies wholly outside, at or beyond one end; inconclusive otherwise, without
-// an interval, or when a seed has no finite difference (a divergence, a missing metric).
+// An equivalence claim's verdict, the counterpart of claim_verdict's "every seed and the pooled
+// interval": reproduced when every seed's difference lies inside (-margin, margin) and so does the
+// pooled interval (two one-sided tests at 2.5% each); contradicted when every seed's difference and
+// the interval lie beyond the same end; inconclusive otherwise, without an interval, or when a
+// seed has no finite difference (a divergence, a missing metric). The seeds' condition carries the
+// spread between trainings, which a bootstrap interval over test sentences does not.
 std::string equivalence_verdict(const std::vector<double>& differences, const std::optional<Interval>& interval,
                                 double margin);
 

@@ -10,6 +10,7 @@
 
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
+#include "experiments/ablation/twin_cells.h"
 #include "experiments/training/run_report.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/data/parallel_corpus.h"
@@ -43,6 +44,8 @@ std::string cell_key(const ClaimMetric metric) {
 void add_report_figures(json& cell, const json& report, const std::string& report_path, const fs::path& folder) {
   if (!report.is_object()) throw std::runtime_error(report_path + ": expected a run report (a JSON object)");
   cell["status"] = report.at("status");
+  // ablate decodes a finished Multi30K cell after training: until then its BLEU is still to come.
+  if (cell["status"] == "finished" && !cell_report_complete(report, report_path)) cell["awaiting_decoding"] = true;
   if (report.contains("shared_from")) cell["shared_from"] = report["shared_from"];
   if (!report.contains("curve")) {
     throw std::runtime_error(report_path + ": no \"curve\" (a report of schema_version " +
@@ -101,7 +104,9 @@ std::optional<double> metric_of(const json& cell, const std::string& key) {
 }
 
 bool diverged(const json& cell) { return cell.value("status", "") == "non_finite"; }
-bool done(const json& cell) { return cell.value("status", "") == "finished" || diverged(cell); }
+bool done(const json& cell) {
+  return (cell.value("status", "") == "finished" && !cell.contains("awaiting_decoding")) || diverged(cell);
+}
 
 json spread_json(const std::vector<double>& values) {
   const SeedSpread s = seed_spread(values);

@@ -77,7 +77,11 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
   return state;
 }
 
-std::int64_t checkpoint_step(const std::string& path) { return number<std::int64_t>(read_safetensors(path), path, "step"); }
+CheckpointProgress checkpoint_progress(const std::string& path) {
+  const SafetensorsFile header{{}, read_safetensors_metadata(path)};
+  return {number<std::int64_t>(header, path, "step"), number<std::int64_t>(header, path, "best_step"),
+          number<double>(header, path, "best_validation_loss")};
+}
 
 std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
 

@@ -36,9 +36,13 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
 std::string checkpoint_dir(const std::string& run_dir);
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
 std::string best_checkpoint_path(const std::string& run_dir);
-// The training step a checkpoint was written at (its metadata): for best.safetensors, the step of
-// the validation that chose it.
-std::int64_t checkpoint_step(const std::string& path);
+// Where a checkpoint was written and the best validation then, from its metadata (the header
+// alone): for best.safetensors, step = best_step, the validation that chose it.
+struct CheckpointProgress {
+  std::int64_t step = 0, best_step = 0;
+  double best_validation_loss = 0.0;
+};
+CheckpointProgress checkpoint_progress(const std::string& path);
 
 struct StepCheckpoint {
   std::int64_t step;

@@ -197,7 +197,7 @@ class Run {
     }
     state_ = loaded;
     resumed_ = true;
-    if (writes_) restore_best_checkpoint();
+    if (writes_) adopt_newer_best_checkpoint();
     state_.config_hash = config_hash(config_);
     trainer_->set_steps_done(state_.step);
     note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
@@ -205,23 +205,26 @@ class Run {
   }
 
   // A session killed between a validation and the next step checkpoint may have written
-  // best.safetensors past the restored step: weights this session rewrites only if it replays that
-  // validation the same way (not with fewer --steps, or on another backend). Until then the best
-  // is the restored state's: its step checkpoint when kept, else none.
-  void restore_best_checkpoint() {
+  // best.safetensors past the restored step. Its weights and loss are those a replay of that
+  // validation recomputes bit for bit, so the run adopts them as its best: the report, its test
+  // and the file then agree however far this session goes (fewer --steps, another backend).
+  // Unreadable, it is derived data: set aside, and the restored best stands.
+  void adopt_newer_best_checkpoint() {
     const std::string best = best_checkpoint_path(o_.run_dir);
-    if (!fs::exists(best) || checkpoint_step(best) <= state_.step) return;
-    const std::string written_at = std::to_string(checkpoint_step(best));
-    const std::string kept = step_checkpoint_path(o_.run_dir, state_.best_step);
-    if (state_.best_step > 0 && fs::exists(kept)) {
-      write_file_atomically(best, read_file(kept));
-      note("resume: " + best + " of step " + written_at + " is past step " + std::to_string(state_.step) +
-           ": replaced by " + kept + ", the best at that step");
-    } else {
-      fs::remove(best);
-      note("resume: " + best + " of step " + written_at + " is past step " + std::to_string(state_.step) +
-           " and the best checkpoint then (step " + std::to_string(state_.best_step) + ") is not kept: removed");
+    if (!fs::exists(best)) return;
+    CheckpointProgress written;
+    try {
+      written = checkpoint_progress(best);
+    } catch (const std::exception& e) {
+      rename_durably(best, best + ".unreadable");
+      note("resume: " + best + " set aside as " + best + ".unreadable (" + e.what() + ")");
+      return;
     }
+    if (written.step <= state_.step || written.best_validation_loss >= state_.best_validation_loss) return;
+    state_.best_step = written.best_step;
+    state_.best_validation_loss = written.best_validation_loss;
+    note("resume: " + best + " of step " + std::to_string(written.step) + ", past step " +
+         std::to_string(state_.step) + " (a validation after the last step checkpoint), stays the best");
   }
 
   void validate() {
@@ -272,8 +275,8 @@ class Run {
   void finish(const std::string& status) {
     nlohmann::json test = nlohmann::json::object();
     if (state_.best_step > 0 && !fs::exists(best_checkpoint_path(o_.run_dir))) {
-      progress_->note("no test: the best checkpoint (step " + std::to_string(state_.best_step) +
-                      ") was not kept past a resume (restore_best_checkpoint)");
+      progress_->note("no test: " + best_checkpoint_path(o_.run_dir) + " (the best, step " +
+                      std::to_string(state_.best_step) + ") is missing");
     } else if (state_.best_step > 0) {
       // Test perplexity of the best checkpoint: the weights decoding uses by default.
       SafetensorsFile best = read_safetensors(best_checkpoint_path(o_.run_dir));
