@@ -5,7 +5,8 @@
 # each finished cell (report, config, log, hypotheses) and the summaries into
 # RESULTS/sweep.tar.gz, by the spec's name as reports/ablations/ holds them, and says how many
 # cells it finished; --results packs the same alone; a second call skips the finished cells and
-# packs them again.
+# packs them again. --detach and --wait, the two device calls' commands, run on a machine where
+# runs/ does not exist (it does not travel), report a sweep still running and one that failed.
 # usage: gpu_sweep_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
@@ -112,4 +113,39 @@ sweep new_tar "$2" "$scratch/tarred"
 [[ ! -e $scratch/tarred/kept && -e $scratch/tarred/note && -x $scratch/tarred/build/experiments/trepro ]] ||
   fail "a new PACK.tar.xz was not unpacked over the old folder"
 [[ -z $(find "$scratch" -maxdepth 1 -name '.unpacking.*') ]] || fail "a temporary unpacking folder was left"
+# --detach and --wait, as the device calls run them: the sweep root (runs/gpu-sweep by default,
+# git-ignored, so absent on a fresh machine) is made by the script, not by the caller's
+# redirection. A pack whose trepro sleeps stands for cells that outlast the first call.
+slow=$scratch/slow
+mkdir -p "$slow/build/experiments" "$slow/lib"
+printf '#!/bin/sh\n[ "$1 $2" = "ablate --help" ] && { echo "Options: --share-cells"; exit 0; }\nsleep 4\n' \
+  >"$slow/build/experiments/trepro"
+chmod +x "$slow/build/experiments/trepro"
+cp "$pack/source_dir" "$slow/source_dir"
+echo "$slow/build" >"$slow/build_dir"
+fresh=$scratch/fresh_machine/runs/gpu-sweep
+in_fresh() { GPU_SWEEP_ROOT=$fresh TREPRO_BACKEND=cpu TREPRO_JOBS=1 RESULTS=$scratch/$1 "$2/scripts/gpu-sweep" "${@:3}"; }
+in_fresh out_none "$2" --wait 5 >"$scratch/wait_none.log" 2>&1 && fail "--wait with no sweep started succeeded"
+grep -q "no sweep started under $fresh" "$scratch/wait_none.log" || fail "--wait with no sweep: $(cat "$scratch/wait_none.log")"
+in_fresh unused "$2" --detach "$slow" 600 "$scratch/spec.json" >"$scratch/detach.log" 2>&1 ||
+  fail "--detach on a fresh machine: $(cat "$scratch/detach.log")"
+grep -q "gpu-sweep: detached (pid [0-9]*), log $fresh/sweep.log" "$scratch/detach.log" || fail "--detach said: $(cat "$scratch/detach.log")"
+in_fresh unused "$2" --detach "$slow" 600 "$scratch/spec.json" >"$scratch/detach_again.log" 2>&1 &&
+  fail "a second --detach started beside a running sweep"
+grep -q "a sweep runs already" "$scratch/detach_again.log" || fail "the second --detach said: $(cat "$scratch/detach_again.log")"
+in_fresh out_early "$2" --wait 0 >"$scratch/wait_early.log" 2>&1 || fail "--wait 0: $(cat "$scratch/wait_early.log")"
+grep -q "gpu-sweep: the sweep runs on (pid [0-9]*); 0 finished cells so far" "$scratch/wait_early.log" &&
+  [[ -e $scratch/out_early/gpu-sweep.log && -e $scratch/out_early/sweep.tar.gz ]] ||
+  fail "--wait while the sweep runs: $(cat "$scratch/wait_early.log")"
+in_fresh out_end "$2" --wait 120 >"$scratch/wait_end.log" 2>&1 || fail "--wait to the end: $(cat "$scratch/wait_end.log")"
+grep -q "gpu-sweep: the sweep ended, exit 0" "$scratch/wait_end.log" &&
+  grep -q "gpu-sweep: [0-9]* cells at once; 0 cells finished" "$scratch/out_end/gpu-sweep.log" ||
+  fail "--wait to the end said: $(cat "$scratch/wait_end.log")"
+# A sweep that fails (here the stale pack) fails the --wait that finds it ended, with its log.
+in_fresh unused "$2" --detach "$stale" 600 "$scratch/spec.json" >"$scratch/detach_stale.log" 2>&1 ||
+  fail "--detach of the stale pack: $(cat "$scratch/detach_stale.log")"
+in_fresh out_stale "$2" --wait 60 >"$scratch/wait_stale.log" 2>&1 && fail "--wait passed over a failed sweep"
+grep -q "the sweep ended, exit 2" "$scratch/wait_stale.log" &&
+  grep -q "holds a trepro older than this tree" "$scratch/out_stale/gpu-sweep.log" ||
+  fail "--wait after a failed sweep: $(cat "$scratch/wait_stale.log")"
 echo "PASS"
