@@ -337,7 +337,8 @@ def render(inputs, out_dir, fmt_):
     for i, ablation in enumerate(ablations):
         md += [f"## Ablation: {ablation.name}", "", ablation.description, "",
                "Seeds: " + ", ".join(str(s) for s in ablation.seeds)
-               + (f"; baseline: {ablation.baseline}" if ablation.baseline else ""), ""]
+               + (f"; baseline: {ablation.baseline}" if ablation.baseline else "")
+               + (f"; every cell on {ablation.backend}" if ablation.backend else ""), ""]
         md += variant_lines(ablation) + [""]
         md += ablation_table(ablation) + [""]
         if ablation.claims:

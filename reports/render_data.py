@@ -208,6 +208,7 @@ class Ablation:
             raise InputError(f"{path}: an ablation summary needs a non-empty \"seeds\" list")
         self.seeds = seeds
         self.baseline = data.get("baseline")
+        self.backend = data.get("backend")  # absent in summaries written before it was recorded
         self.bootstrap = data.get("bootstrap") if isinstance(data.get("bootstrap"), dict) else {}
         self.variants = [self._variant(path, i, v) for i, v in enumerate(variants)]
         claims = data.get("claims", [])

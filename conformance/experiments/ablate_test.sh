@@ -4,7 +4,7 @@
 # summary with statistics, a baseline comparison and a claim verdict; a sweep killed midway and
 # rerun ends with the same cells as one never interrupted; --jobs 2 and single cells
 # (--variant/--seed, as a job array runs them) give the same cells too; --summarize-only
-# rebuilds the summary.
+# rebuilds the summary; cells of two backends are never mixed in one spec.
 # usage: ablate_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
@@ -152,6 +152,26 @@ grep -q 'no variant is named "norm=mid"' "$scratch/err.log" || fail "the unknown
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/array" --variant "norm=pre" --seed 9 2>"$scratch/err.log" \
   && fail "a seed outside the spec was accepted"
 grep -q "seed 9 is not among the spec's seeds" "$scratch/err.log" || fail "the foreign seed is not named"
+# A spec's cells stay on one backend: the summary names it; a cell of another is neither skipped
+# nor resumed, and a summary over two is refused, naming a cell of each.
+backend=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"])' "$scratch/array/summary.json")
+[[ $backend == $("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"])' \
+  "$scratch/array/norm=pre/seed_5/report.json") ]] || fail "the summary's backend is not the cells' ($backend)"
+cp -r "$scratch/array" "$scratch/mixed"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/mixed" --variant "norm=pre" --seed 5 --backend reference-f32 \
+  2>"$scratch/err.log" && fail "a cell finished on $backend was taken as done on reference-f32"
+grep -qF "norm=pre seed 5 ran on \"$backend\", this sweep runs on \"reference-f32\"" "$scratch/err.log" ||
+  fail "the other backend is not named: $(cat "$scratch/err.log")"
+"$python" - "$scratch/mixed/norm=pre/seed_5/report.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report["backend"] = "cuda"
+json.dump(report, open(sys.argv[1], "w"))
+PY
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/mixed" --summarize-only 2>"$scratch/err.log" &&
+  fail "a summary over two backends was written"
+grep -qF "mixed/norm=pre/seed_5/report.json: trained on cuda, but $scratch/mixed/norm=post/seed_5/report.json on $backend" \
+  "$scratch/err.log" || fail "the two backends' cells are not named: $(cat "$scratch/err.log")"
 # A cell report of schema_version 1 (every step under "steps") is named, with the command that
 # upgrades it.
 "$python" - "$scratch/array/norm=pre/seed_6/report.json" <<'PY'

@@ -46,13 +46,14 @@ struct Sweep {
   // A cell's report.json with the fields the summary reads; bleu < 0: none. `dataset` multi30k:
   // a cell ablate decodes after training.
   void cell(const std::string& variant, int seed, const std::string& status, double perplexity, double bleu,
-            const std::string& dataset = "copy") const {
+            const std::string& dataset = "copy", const std::string& backend = "cpu-avx2") const {
     const fs::path folder = dir / "out" / variant / ("seed_" + std::to_string(seed));
     fs::create_directories(folder);
     json test = json::object();
     if (bleu >= 0) test = {{"perplexity", perplexity + 0.5}, {"bleu", bleu}};
     std::ofstream(folder / "report.json") << json{
         {"status", status},
+        {"backend", backend},
         {"config", {{"data", {{"dataset", dataset}}}}},
         {"curve", json::array({{{"step", 100}, {"loss", 2.0}, {"steps", 100}}})},
         {"best", {{"step", 100}, {"validation_loss", std::log(perplexity)}}},
@@ -172,6 +173,25 @@ TEST(AblationSummary, AFinishedCellWithoutTheMetricEndsTheClaimInconclusive) {
   const json claim = sweep.summary()["claims"][2];
   EXPECT_EQ(claim["per_seed"][1], (json{{"seed", 2}, {"missing", "test_bleu"}}));
   EXPECT_EQ(claim["verdict"], "inconclusive");
+}
+
+TEST(AblationSummary, TheCellsBackendIsTheSummarysAndTwoAreAnError) {
+  const Sweep sweep("backends");
+  EXPECT_TRUE(sweep.summary().at("backend").is_null());  // no cell run yet
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("b", 2, "running", 9.0, 30.0);
+  const json summary = sweep.summary();
+  EXPECT_EQ(summary.at("backend"), "cpu-avx2");
+  EXPECT_EQ(variant_of(summary, "b").at("cells").at(1).at("backend"), "cpu-avx2");
+  sweep.cell("b", 1, "finished", 9.0, 30.0, "copy", "cuda");
+  try {
+    sweep.summary();
+    FAIL() << "a summary over cpu-avx2 and cuda cells";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("b/seed_1/report.json: trained on cuda, but "), std::string::npos) << message;
+    EXPECT_NE(message.find("a/seed_1/report.json on cpu-avx2"), std::string::npos) << message;
+  }
 }
 
 TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {

@@ -44,6 +44,7 @@ std::string cell_key(const ClaimMetric metric) {
 void add_report_figures(json& cell, const json& report, const std::string& report_path, const fs::path& folder) {
   if (!report.is_object()) throw std::runtime_error(report_path + ": expected a run report (a JSON object)");
   cell["status"] = report.at("status");
+  cell["backend"] = report.at("backend").get<std::string>();
   // ablate decodes a finished Multi30K cell after training: until then its BLEU is still to come.
   if (cell["status"] == "finished" && !cell_report_complete(report, report_path)) cell["awaiting_decoding"] = true;
   if (report.contains("shared_from")) cell["shared_from"] = report["shared_from"];
@@ -94,6 +95,30 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
     throw std::runtime_error(report_path.string() + ": not a run report of schema_version 2 (" + e.what() + ")");
   }
   return cell;
+}
+
+// The one backend the spec's run cells trained on (null while none has run). Throws naming two
+// cells when they differ: the same training gives other numbers on another backend, so a claim
+// comparing them would measure the backends as well as the variants.
+json spec_backend(const std::string& out_dir, const std::map<std::string, json>& cells) {
+  const json* first = nullptr;
+  for (const auto& [variant, variant_cells] : cells) {
+    for (const json& cell : variant_cells) {
+      if (!cell.contains("backend")) continue;  // not run
+      if (first == nullptr) {
+        first = &cell;
+      } else if (cell["backend"] != (*first)["backend"]) {
+        const fs::path dir(out_dir);
+        throw std::runtime_error(
+            (dir / cell["report"].get<std::string>()).string() + ": trained on " + cell["backend"].get<std::string>() +
+            ", but " + (dir / (*first)["report"].get<std::string>()).string() + " on " +
+            (*first)["backend"].get<std::string>() +
+            ": a spec's cells stay on one backend, so that no comparison mixes two; move one backend's cells "
+            "to a folder of their own (as reports/ablations/norm_warmup_cpu/ holds norm_warmup's cpu-avx2 cells)");
+      }
+    }
+  }
+  return first == nullptr ? json() : (*first)["backend"];
 }
 
 // A cell's value of a metric: only a finished run has results (a running one reports its best so
@@ -278,6 +303,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
                         {"cells", variant_cells},
                         {"statistics", seed_statistics(variant_cells)}});
   }
+  json backend = spec_backend(out_dir, cells);
   BleuEvidence evidence(out_dir, data_dir);
   if (!spec.baseline.empty()) {
     const AblationVariant& baseline = *spec.find_variant(spec.baseline);
@@ -312,6 +338,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
           {"base", spec.base_path},
           {"overrides", spec.overrides},
           {"seeds", spec.seeds},
+          {"backend", std::move(backend)},
           {"baseline", spec.baseline.empty() ? json() : json(spec.baseline)},
           {"bootstrap", {{"resamples", kBootstrapResamples}, {"seed", kBootstrapSeed}, {"confidence", 0.95}}},
           {"final_training_loss_window", kFinalLossWindow},

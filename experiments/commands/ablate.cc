@@ -184,10 +184,23 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& 
   return shared;
 }
 
+// A cell begun or finished on another backend is neither skipped nor resumed here: the spec's
+// summary would compare two backends' numbers (ablation_summary.h refuses that too).
+void require_this_backend(const AblateOptions& o, const Cell& cell, const nlohmann::json& report, const fs::path& run) {
+  if (!report.is_object() || !report.contains("backend")) return;
+  const std::string backend = o.backend.make()->name();
+  if (report["backend"] == backend) return;
+  throw std::runtime_error((run / "report.json").string() + ": " + cell.name() + " ran on " +
+                           report["backend"].dump() + ", this sweep runs on \"" + backend +
+                           "\": a spec's cells stay on one backend; move the spec's cells of the other backend to a folder "
+                           "of their own, or run on " + report["backend"].dump());
+}
+
 CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
   const FileLock lock = lock_cell(run, cell.name());
   nlohmann::json report = read_report(run);
+  require_this_backend(o, cell, report, run);
   if (cell_report_complete(report, (run / "report.json").string())) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return CellOutcome::done;
