@@ -337,7 +337,9 @@ def load_inputs(paths):
             raise InputError(f"{path}: unknown kind {kind!r} (expected \"train\", \"ablation\", \"attention\" "
                              "or \"mutation_score\")")
         # A folder also holds configs, the schema and other JSON: not ours to render.
-    # An ablation's cell reports are rendered with the ablation, not again as runs of their own.
-    cells = {os.path.abspath(r.path) for a in ablations for r in a.runs()}
-    runs = [r for r in runs if os.path.abspath(r.path) not in cells]
+    # The reports under an ablation's folder are its cells: rendered with the ablation as its
+    # summary counts them, never as runs of their own (a cell still training, which the summary
+    # lists as not run, would otherwise show as a finished-looking run).
+    folders = [os.path.join(os.path.dirname(os.path.abspath(a.path)), "") for a in ablations]
+    runs = [r for r in runs if not os.path.abspath(r.path).startswith(tuple(folders))]
     return runs, ablations, attentions, mutation_scores

@@ -264,9 +264,19 @@ def main():
             result = render([bad_ablation], os.path.join(tmp, "bad_out"))
             check(result.returncode == 2 and bad_ablation in result.stderr and expected in result.stderr,
                   f"{what}: exit 2 naming the file and {expected!r} ({result.stderr.strip()})")
-        # A cell report of the wrong shape is named by the schema check, not met by a traceback.
+        # A report in a cell the summary lists as not run (a cell training while the summary was
+        # written) is not rendered, neither in the ablation nor as a run of its own.
         copied = os.path.join(tmp, "ablation_copy")
         shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), copied)
+        os.makedirs(os.path.join(copied, "heads16", "seed_1"))
+        shutil.copy(os.path.join(copied, "heads1", "seed_1", "report.json"),
+                    os.path.join(copied, "heads16", "seed_1", "report.json"))
+        result = render([copied], os.path.join(tmp, "training_cell"))
+        with open(os.path.join(tmp, "training_cell", "summary.md")) as f:
+            md = f.read()
+        check(result.returncode == 0 and "## Runs" not in md and "heads16 seed 1" not in md,
+              "a report in a cell not run yet is neither a cell nor a run of its own")
+        # A cell report of the wrong shape is named by the schema check, not met by a traceback.
         cell_report = os.path.join(copied, "heads1", "seed_1", "report.json")
         with open(cell_report) as f:
             report = json.load(f)

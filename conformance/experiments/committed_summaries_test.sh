@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Every committed ablation summary (reports/ablations/*/summary.json) is what this tree's
+# `trepro ablate --summarize-only` makes of that folder's committed cells, the time it was written
+# and the commit aside (numbers within 1e-12 relative: the bootstrap's sums in another build), and
+# follows reports/ablation_schema.json. So a change to the statistics, the verdicts or the schema
+# cannot leave committed verdicts as older code computed them, and a summary cannot count a cell
+# that is not committed. Skips (exit 77: a failure under CI=true) without Multi30K, whose test
+# references the bootstrap reads.
+# usage: committed_summaries_test.sh TREPRO SOURCE_DIR
+trepro=$1
+source "$2/conformance/experiments/cli_fixture.sh"
+cd "$2"
+summaries=(reports/ablations/*/summary.json)
+[[ -e ${summaries[0]} ]] || fail "no committed summary under reports/ablations/"
+for summary in "${summaries[@]}"; do
+  folder=$(dirname "$summary") name=$(basename "$(dirname "$summary")")
+  copy=$scratch/$name
+  # The committed files only: a sweep running in this checkout leaves cells git does not hold yet.
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files "$folder")
+  else
+    files=$(find "$folder" -type f)
+  fi
+  while read -r file; do
+    mkdir -p "$copy/$(dirname "${file#"$folder"/}")"
+    cp "$file" "$copy/${file#"$folder"/}"
+  done <<<"$files"
+  spec=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["spec"])' "$summary")
+  if ! "$trepro" ablate "$spec" --out "$copy" --summarize-only >"$scratch/$name.log" 2>&1; then
+    if grep -qi "multi30k.*\(no such file\|not found\|missing\)" "$scratch/$name.log"; then
+      echo "SKIP: Multi30K not found:"; cat "$scratch/$name.log"
+      exit 77
+    fi
+    fail "$summary: --summarize-only failed: $(cat "$scratch/$name.log")"
+  fi
+  "$python" reports/validate_report.py "$summary" || fail "$summary does not follow its schema"
+  "$python" - "$summary" "$copy/summary.json" <<'PY' || fail "$summary is not what this tree makes of its cells"
+import json, math, sys
+
+def same(a, b, path):
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        if isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                sys.exit(f"{path}: keys {sorted(a.keys() ^ b.keys())} in one only")
+            for key in a:
+                same(a[key], b[key], f"{path}.{key}")
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                sys.exit(f"{path}: {len(a)} items committed, {len(b)} made now")
+            for i, (x, y) in enumerate(zip(a, b)):
+                same(x, y, f"{path}[{i}]")
+        elif a != b:
+            sys.exit(f"{path}: committed {a!r}, made now {b!r}")
+    elif not math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12):
+        sys.exit(f"{path}: committed {a!r}, made now {b!r}")
+
+committed, now = (json.load(open(p)) for p in sys.argv[1:])
+for written in ("created", "git_commit"):
+    committed.pop(written), now.pop(written)
+same(committed, now, "summary")
+PY
+done
+echo "PASS: ${#summaries[@]} committed summaries are current"
