@@ -115,11 +115,12 @@ sweep new_tar "$2" "$scratch/tarred"
 [[ -z $(find "$scratch" -maxdepth 1 -name '.unpacking.*') ]] || fail "a temporary unpacking folder was left"
 # --detach and --wait, as the device calls run them: the sweep root (runs/gpu-sweep by default,
 # git-ignored, so absent on a fresh machine) is made by the script, not by the caller's
-# redirection. A pack whose trepro sleeps stands for cells that outlast the first call.
-slow=$scratch/slow
+# redirection. A pack whose trepro waits for a file the test makes stands for cells that outlast
+# the first call (an event, not a clock: a loaded machine cannot make it end early).
+slow=$scratch/slow release=$scratch/release_the_cells
 mkdir -p "$slow/build/experiments" "$slow/lib"
-printf '#!/bin/sh\n[ "$1 $2" = "ablate --help" ] && { echo "Options: --share-cells"; exit 0; }\nsleep 4\n' \
-  >"$slow/build/experiments/trepro"
+printf '#!/bin/sh\n[ "$1 $2" = "ablate --help" ] && { echo "Options: --share-cells"; exit 0; }\nwhile [ ! -e %s ]; do sleep 0.1; done\n' \
+  "$release" >"$slow/build/experiments/trepro"
 chmod +x "$slow/build/experiments/trepro"
 cp "$pack/source_dir" "$slow/source_dir"
 echo "$slow/build" >"$slow/build_dir"
@@ -137,14 +138,15 @@ in_fresh out_early "$2" --wait 0 >"$scratch/wait_early.log" 2>&1 || fail "--wait
 grep -q "gpu-sweep: the sweep runs on (pid [0-9]*); 0 finished cells so far" "$scratch/wait_early.log" &&
   [[ -e $scratch/out_early/gpu-sweep.log && -e $scratch/out_early/sweep.tar.gz ]] ||
   fail "--wait while the sweep runs: $(cat "$scratch/wait_early.log")"
-in_fresh out_end "$2" --wait 120 >"$scratch/wait_end.log" 2>&1 || fail "--wait to the end: $(cat "$scratch/wait_end.log")"
+touch "$release"
+in_fresh out_end "$2" --wait 600 >"$scratch/wait_end.log" 2>&1 || fail "--wait to the end: $(cat "$scratch/wait_end.log")"
 grep -q "gpu-sweep: the sweep ended, exit 0" "$scratch/wait_end.log" &&
   grep -q "gpu-sweep: [0-9]* cells at once; 0 cells finished" "$scratch/out_end/gpu-sweep.log" ||
   fail "--wait to the end said: $(cat "$scratch/wait_end.log")"
 # A sweep that fails (here the stale pack) fails the --wait that finds it ended, with its log.
 in_fresh unused "$2" --detach "$stale" 600 "$scratch/spec.json" >"$scratch/detach_stale.log" 2>&1 ||
   fail "--detach of the stale pack: $(cat "$scratch/detach_stale.log")"
-in_fresh out_stale "$2" --wait 60 >"$scratch/wait_stale.log" 2>&1 && fail "--wait passed over a failed sweep"
+in_fresh out_stale "$2" --wait 600 >"$scratch/wait_stale.log" 2>&1 && fail "--wait passed over a failed sweep"
 grep -q "the sweep ended, exit 2" "$scratch/wait_stale.log" &&
   grep -q "holds a trepro older than this tree" "$scratch/out_stale/gpu-sweep.log" ||
   fail "--wait after a failed sweep: $(cat "$scratch/wait_stale.log")"

@@ -84,6 +84,25 @@ TEST(GzipLines, CorruptDataIsAnErrorNamingTheFile) {
   EXPECT_NE(message.find(path + " line 1: corrupt gzip data"), std::string::npos) << message;
 }
 
+// A gzip file cut short, at its checksum trailer or mid-stream (an interrupted download), is an
+// error naming it, never a shorter corpus.
+TEST(GzipLines, ATruncatedFileIsAnErrorNamingTheFile) {
+  const fs::path dir = fresh_dir("truncated");
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i * 7919 % 10007) + " of a corpus\n";
+  write_gzip(dir / "whole.gz", text);
+  std::ifstream in(dir / "whole.gz", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(read_gzip_lines((dir / "whole.gz").string()).size(), 2000u);
+  for (const std::size_t keep : {bytes.size() - 8, bytes.size() * 6 / 10}) {
+    const fs::path cut = dir / ("cut_" + std::to_string(keep) + ".gz");
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, keep);
+    const std::string message = message_of([&] { read_gzip_lines(cut.string()); });
+    EXPECT_NE(message.find(cut.string() + " line "), std::string::npos) << message;
+    EXPECT_NE(message.find("truncated gzip file"), std::string::npos) << message;
+  }
+}
+
 TEST(ReadMulti30k, PairsLineNOfBothLanguages) {
   const fs::path data = fresh_dir("pairs");
   fs::create_directories(data / "multi30k");

@@ -52,6 +52,14 @@ std::vector<Case> reference_cases() {
                             {2, 135, 70, 1, 3, 4, true, true},  // causal, Tq > Tk
                             {1, 66, 130, 1, 5, 2, false, false},
                             {3, 1, 140, 2, 4, 4, true, true},  // a decoding step over three key tiles
+                            // The head widths the model trains with (Table 3: heads 1 and 4 at
+                            // d_model 256, d_model 512): the cuda kernels' 8- and 2-accumulator
+                            // lanes and their shared memory past 48 KiB, which widths <= 8 never
+                            // reach; one of them decoding, one with dk != dv.
+                            {2, 37, 45, 1, 256, 256, true, true, 0.25},
+                            {2, 1, 70, 1, 256, 256, true, true},
+                            {1, 9, 40, 2, 64, 64, false, true},
+                            {1, 7, 35, 2, 40, 100, true, false},
                         });
   return all;
 }

@@ -72,6 +72,16 @@ bool TextLines::refill() {
     fail(std::string("corrupt gzip data: ") + gzerror(file_.get(), &code));
   }
   buffer_.resize(kept + static_cast<std::size_t>(read));
+  if (read == 0) {
+    // zlib ends a gzip stream cut short (an interrupted download or copy) as if it were whole,
+    // and says so only here: without this check the corpus silently loses its tail.
+    int code = Z_OK;
+    const char* message = gzerror(file_.get(), &code);
+    if (code == Z_BUF_ERROR) {
+      ++line_number_;
+      fail(std::string("truncated gzip file (") + message + "): the file was cut short; fetch or copy it again");
+    }
+  }
   return read > 0;
 }
 
