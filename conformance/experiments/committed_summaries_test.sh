@@ -15,17 +15,22 @@ summaries=(reports/ablations/*/summary.json)
 for summary in "${summaries[@]}"; do
   folder=$(dirname "$summary") name=$(basename "$(dirname "$summary")")
   copy=$scratch/$name
-  # The committed files only: a sweep running in this checkout leaves cells git does not hold yet.
+  # The committed files only, the summary among them: a sweep running in this checkout leaves
+  # cells git does not hold yet and rewrites the summary with them.
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     files=$(git ls-files "$folder")
+    committed_copy() { git show ":$1"; }
   else
     files=$(find "$folder" -type f)
+    committed_copy() { cat "$1"; }
   fi
   while read -r file; do
     mkdir -p "$copy/$(dirname "${file#"$folder"/}")"
-    cp "$file" "$copy/${file#"$folder"/}"
+    committed_copy "$file" >"$copy/${file#"$folder"/}"
   done <<<"$files"
-  spec=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["spec"])' "$summary")
+  committed=$scratch/$name.summary.json
+  mv "$copy/summary.json" "$committed"
+  spec=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["spec"])' "$committed")
   if ! "$trepro" ablate "$spec" --out "$copy" --summarize-only >"$scratch/$name.log" 2>&1; then
     if grep -qi "multi30k.*\(no such file\|not found\|missing\)" "$scratch/$name.log"; then
       echo "SKIP: Multi30K not found:"; cat "$scratch/$name.log"
@@ -33,8 +38,8 @@ for summary in "${summaries[@]}"; do
     fi
     fail "$summary: --summarize-only failed: $(cat "$scratch/$name.log")"
   fi
-  "$python" reports/validate_report.py "$summary" || fail "$summary does not follow its schema"
-  "$python" - "$summary" "$copy/summary.json" <<'PY' || fail "$summary is not what this tree makes of its cells"
+  "$python" reports/validate_report.py "$committed" || fail "$summary does not follow its schema"
+  "$python" - "$committed" "$copy/summary.json" <<'PY' || fail "$summary is not what this tree makes of its cells"
 import json, math, sys
 
 def same(a, b, path):

@@ -155,7 +155,8 @@ struct SharedCell {
 // With --share-cells: holds the lock of the cell's identity (waiting while another process trains
 // the same cell, unless `may_defer`: then the cell is deferred), then copies the cell from a
 // finished twin on this backend when there is one.
-SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run, bool may_defer) {
+SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run, const std::string& backend,
+                      bool may_defer) {
   SharedCell shared;
   if (o.share_dir.empty()) return shared;
   const std::string cell_id = identity(o, cell);
@@ -172,7 +173,6 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& 
   }
   const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run);
   if (twins.empty()) return shared;
-  const std::string backend = o.backend.make()->name();
   for (const TwinCell& twin : twins) {
     if (twin.backend != backend) continue;
     copy_twin(o.share_dir, twin.folder, run);
@@ -186,10 +186,9 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& 
 
 // A cell begun or finished on another backend is neither skipped nor resumed here: the spec's
 // summary would compare two backends' numbers (ablation_summary.h refuses that too).
-void require_this_backend(const AblateOptions& o, const Cell& cell, const nlohmann::json& report, const fs::path& run) {
-  if (!report.is_object() || !report.contains("backend")) return;
-  const std::string backend = o.backend.make()->name();
-  if (report["backend"] == backend) return;
+void require_this_backend(const Cell& cell, const nlohmann::json& report, const fs::path& run,
+                          const std::string& backend) {
+  if (!report.is_object() || !report.contains("backend") || report["backend"] == backend) return;
   throw std::runtime_error((run / "report.json").string() + ": " + cell.name() + " ran on " +
                            report["backend"].dump() + ", this sweep runs on \"" + backend +
                            "\": a spec's cells stay on one backend; move the spec's cells of the other backend to a folder "
@@ -200,12 +199,13 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
   const FileLock lock = lock_cell(run, cell.name());
   nlohmann::json report = read_report(run);
-  require_this_backend(o, cell, report, run);
+  const std::string backend = o.backend.make()->name();
+  require_this_backend(cell, report, run, backend);
   if (cell_report_complete(report, (run / "report.json").string())) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return CellOutcome::done;
   }
-  const SharedCell shared = share_cell(o, cell, run, may_defer);
+  const SharedCell shared = share_cell(o, cell, run, backend, may_defer);
   if (shared.deferred) return CellOutcome::deferred;
   if (shared.copied) return CellOutcome::done;
   if (report.is_null() || report.value("status", "") == "running") {
