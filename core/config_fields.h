@@ -210,11 +210,11 @@ void visit_fields(DataConfig& d, Visitor& visit) {
   visit(Key{.name = "train", .meaning = "parallel: training split, <dir>/<train>.<language>[.gz]", .since = 2},
         d.train, Unchecked{"a file name stem (parallel)"});
   visit(Key{.name = "valid", .meaning = "parallel: validation split", .since = 2}, d.valid,
-        Unchecked{"a file name stem (parallel)"});
+        Unchecked{"a file name stem, not another split's (parallel)"});
   visit(Key{.name = "test",
             .meaning = "parallel: test splits (train reports the first one's loss; evaluate --split picks)",
             .since = 2},
-        d.test, Unchecked{"file name stems (parallel)"});
+        d.test, Unchecked{"file name stems, none another split's (parallel)"});
   visit(Key{.name = "max_len_filter",
             .meaning = "parallel: drop and count pairs empty or longer than this many tokens with EOS; 0 = off, "
                        "such a pair is an error naming its file and line",

@@ -1,6 +1,7 @@
 // Validation: the per-field ranges of the field lists (core/config_fields.h), then the rules
 // that relate keys to each other, each error naming the source and the dotted key.
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -158,6 +159,21 @@ void check_file_stem(const Checker& check, std::string_view path, const std::str
   }
 }
 
+// A model validated or scored on sentences it trained on measures memory, and early stopping on
+// the test split picks the checkpoint by its score: every split names its own files.
+void check_distinct_splits(const Checker& check, const DataConfig& d) {
+  std::map<std::string, std::string_view> named = {{d.train, "data.train"}};
+  const auto name = [&](std::string_view path, const std::string& split) {
+    const auto [earlier, inserted] = named.emplace(split, path);
+    if (!inserted) {
+      check.fail(path, "names the split \"" + split + "\" that " + std::string(earlier->second) +
+                           " names too: each split must be its own files");
+    }
+  };
+  name("data.valid", d.valid);
+  for (const std::string& split : d.test) name("data.test", split);
+}
+
 void validate_corpus(const Checker& check, const DataConfig& d, const ModelConfig& m) {
   if (d.dataset == Dataset::multi30k) {
     check_language(check, "data.source_language", d.source_language);
@@ -168,6 +184,7 @@ void validate_corpus(const Checker& check, const DataConfig& d, const ModelConfi
     check_file_stem(check, "data.train", d.train);
     check_file_stem(check, "data.valid", d.valid);
     for (const std::string& split : d.test) check_file_stem(check, "data.test", split);
+    check_distinct_splits(check, d);
     check.at_least("data.max_len_filter", d.max_len_filter, 0);
     if (d.max_len_filter > m.max_len) {
       check.fail("data.max_len_filter", "must be <= model.max_len " + std::to_string(m.max_len) +

@@ -3,12 +3,14 @@
 // the in-memory reader and the memory-mapped prepared folder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <cstring>
 #include <functional>
 #include <tuple>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "experiments/data/parallel_corpus.h"
@@ -205,7 +207,97 @@ TEST(PreparedCorpus, ReadsBackTheEncodedPairsAndIsReusedOnlyWhenIntact) {
   { std::fstream(fs::path(out) / "valid.en.tokens", std::ios::in | std::ios::out | std::ios::binary).put('\x7f'); }
   EXPECT_EQ(message_of([&] { PreparedCorpus::open(out, config); }),
             out + "/manifest.json: valid.en.tokens: sha256 differs from the manifest's (the file changed since prepare)");
-  EXPECT_FALSE(fs::exists(out + ".partial." + std::to_string(::getpid())));
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().find("prepared.partial."), std::string::npos) << entry.path();
+  }
+}
+
+std::string this_host() {
+  char name[256] = {};
+  EXPECT_EQ(::gethostname(name, sizeof name - 1), 0);
+  return name;
+}
+
+TEST(PreparedCorpus, IsNotReusedForOtherTextOrAnotherVocabulary) {
+  const fs::path dir = corpus_dir("reuse_inputs");
+  const Config config = parallel_config(dir);
+  const std::string out = (dir / "prepared").string();
+  const nlohmann::json manifest = prepare_corpus(config, "", "", out, quiet);
+  EXPECT_EQ(manifest.at("inputs").size(), 6u);
+  EXPECT_EQ(manifest.at("inputs").at("train.de").at("bytes"), fs::file_size(dir / "train.de"));
+
+  write_corpus(dir, "other", 1, 20);
+  EXPECT_EQ(message_of([&] { prepare_corpus(config, "", (dir / "other.de").string(), out, quiet); }),
+            out + "/manifest.json: prepared with another vocabulary than " + (dir / "other.de").string() +
+                ": remove " + out + " or prepare into another folder");
+  EXPECT_EQ(prepare_corpus(config, "", (fs::path(out) / "vocab.model").string(), out, quiet), manifest);
+
+  write_corpus(dir, "train", 1, 149);  // one pair fewer: the settings are the same
+  const std::string message = message_of([&] { prepare_corpus(config, "", "", out, quiet); });
+  EXPECT_NE(message.find(out + "/manifest.json: prepared from train.de {"), std::string::npos) << message;
+  EXPECT_NE(message.find("but " + (dir / "train.de").string() + " is now {"), std::string::npos) << message;
+  EXPECT_NE(message.find("the text changed since prepare: remove " + out), std::string::npos) << message;
+
+  nlohmann::json old_manifest = manifest;  // as an older trepro wrote it
+  old_manifest.erase("inputs");
+  std::ofstream(fs::path(out) / "manifest.json") << old_manifest.dump(2);
+  EXPECT_NE(message_of([&] { prepare_corpus(config, "", "", out, quiet); })
+                .find("records no input files (an older trepro prepared it)"),
+            std::string::npos);
+}
+
+TEST(PreparedCorpus, RemovesTheFolderOfAKilledPrepareAndRefusesARunningOnes) {
+  const fs::path dir = corpus_dir("partials");
+  const Config config = parallel_config(dir);
+  const std::string out = (dir / "prepared").string();
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // gone: its pid names a killed prepare's folder
+  const fs::path killed = out + ".partial." + this_host() + "." + std::to_string(child);
+  const fs::path other_host = out + ".partial.elsewhere.example." + std::to_string(child);
+  fs::create_directories(killed);
+  fs::create_directories(other_host);
+  const fs::path running = out + ".partial." + this_host() + "." + std::to_string(::getpid());
+  fs::create_directories(running);
+  EXPECT_EQ(message_of([&] { prepare_corpus(config, "", "", out, quiet); }),
+            running.string() + ": process " + std::to_string(::getpid()) +
+                " is preparing the same folder (if it is not a trepro prepare, remove the folder)");
+  fs::remove(running);
+
+  std::vector<std::string> notes;
+  prepare_corpus(config, "", "", out, [&](const std::string& note) { notes.push_back(note); });
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_TRUE(fs::exists(other_host));  // another host's process cannot be looked up from here
+  EXPECT_TRUE(fs::exists(fs::path(out) / "manifest.json"));
+  EXPECT_NE(std::find(notes.begin(), notes.end(),
+                      "prepare: removed " + killed.string() + ", left by a prepare that was killed"),
+            notes.end());
+}
+
+TEST(PreparedCorpus, AMissingSplitIsFoundBeforeTheVocabularyIsTrained) {
+  const fs::path dir = corpus_dir("missing_split");
+  Config config = parallel_config(dir);
+  config.data.test = {"test", "newstest2099"};
+  std::vector<std::string> notes;
+  EXPECT_EQ(message_of([&] {
+              prepare_corpus(config, "", "", (dir / "prepared").string(),
+                             [&](const std::string& note) { notes.push_back(note); });
+            }),
+            (dir / "newstest2099.de").string() + ": not found (nor " + (dir / "newstest2099.de.gz").string() + ")");
+  EXPECT_EQ(notes, std::vector<std::string>{});
+}
+
+TEST(PreparedCorpus, CountsTheHeldOutLinesThatAreAlsoTrainingLines) {
+  const fs::path dir = corpus_dir("overlap");
+  write_corpus(dir, "test", 141, 160);  // 10 training pairs (141-150), then 10 of valid's
+  std::ofstream(dir / "valid.de", std::ios::app) << "ein hund nummer 7 läuft 0 mal\n";  // train's source 7
+  std::ofstream(dir / "valid.en", std::ios::app) << "a cat\n";                          // with another target
+  const nlohmann::json manifest = prepare_corpus(parallel_config(dir), "", "", (dir / "prepared").string(), quiet);
+  const nlohmann::json& splits = manifest.at("splits");
+  EXPECT_EQ(splits.at("test").at("in_train"), (nlohmann::json{{"sources", 10}, {"pairs", 10}}));
+  EXPECT_EQ(splits.at("valid").at("in_train"), (nlohmann::json{{"sources", 1}, {"pairs", 0}}));
+  EXPECT_FALSE(splits.at("train").contains("in_train"));
 }
 
 // Every batch of two epochs, and the validation loss, through both readers.

@@ -1,5 +1,6 @@
-// trepro prepare's work: the vocabulary, then every split binarized into DATA_DIR.partial.<pid>,
+// trepro prepare's work: the vocabulary, then every split binarized into DATA_DIR.partial.<host>.<pid>,
 // then the manifest, then one rename (experiments/data/prepared_corpus.h has the layout).
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,8 +111,60 @@ void encode_block(const Vocabulary& vocabulary, const std::vector<std::string>& 
   if (error) std::rethrow_exception(error);
 }
 
+std::vector<std::string> split_names(const CorpusSpec& spec) {
+  std::vector<std::string> names = {spec.train, spec.valid};
+  names.insert(names.end(), spec.test.begin(), spec.test.end());
+  return names;
+}
+
+// The text files a folder is prepared from, by name (train.de, newstest2014.en.gz), with their
+// sizes and sha256: a folder is reused only for the same text. Resolving every file first also
+// finds a missing split before the vocabulary's minutes of training.
+nlohmann::json input_files(const CorpusSpec& spec) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const std::string& split : split_names(spec)) {
+    for (const std::string& language : {spec.source_language, spec.target_language}) {
+      const fs::path path = split_file(spec, split, language);
+      files[path.filename().string()] = {{"bytes", fs::file_size(path)}, {"sha256", sha256_file_hex(path.string())}};
+    }
+  }
+  return files;
+}
+
+// The training split's lines, hashed, to count exact repeats of them in the held-out splits:
+// WMT's test sets share a few sentences with the crawled training text, and a held-out split
+// that shares many was cut from it and measures memory.
+class TrainingLines {
+ public:
+  struct Overlap {
+    std::int64_t sources = 0, pairs = 0;
+  };
+
+  void add(const std::string& source, const std::string& target) {
+    sources_.push_back(hash(source));
+    pairs_.push_back(hash(source + '\n' + target));
+  }
+  void seal() {
+    std::sort(sources_.begin(), sources_.end());
+    std::sort(pairs_.begin(), pairs_.end());
+  }
+  void count(const std::string& source, const std::string& target, Overlap& overlap) const {
+    overlap.sources += std::binary_search(sources_.begin(), sources_.end(), hash(source));
+    overlap.pairs += std::binary_search(pairs_.begin(), pairs_.end(), hash(source + '\n' + target));
+  }
+
+ private:
+  // 64-bit hashes: a chance collision among WMT's 4.5M lines is about 1e-6.
+  static std::uint64_t hash(const std::string& line) { return std::hash<std::string>{}(line); }
+
+  std::vector<std::uint64_t> sources_, pairs_;
+};
+
 nlohmann::json binarize_split(const CorpusSpec& spec, const std::string& split, const Vocabulary& vocabulary,
-                              bool wide, const fs::path& dir, const RateProgress::Note& note) {
+                              bool wide, const fs::path& dir, TrainingLines& training_lines,
+                              const RateProgress::Note& note) {
+  const bool is_train = split == spec.train;
+  TrainingLines::Overlap overlap;
   PairReader reader(spec, split);
   SideWriter source((dir / (split + "." + spec.source_language)).string(), wide);
   SideWriter target((dir / (split + "." + spec.target_language)).string(), wide);
@@ -127,6 +180,13 @@ nlohmann::json binarize_split(const CorpusSpec& spec, const std::string& split, 
     while (text.size() < 2 * kBlockPairs && (more = reader.next(source_text, target_text))) {
       text.push_back(std::move(source_text));
       text.push_back(std::move(target_text));
+    }
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+      if (is_train) {
+        training_lines.add(text[i], text[i + 1]);
+      } else {
+        training_lines.count(text[i], text[i + 1], overlap);
+      }
     }
     ids.assign(text.size(), {});
     encode_block(vocabulary, text, ids);
@@ -145,10 +205,19 @@ nlohmann::json binarize_split(const CorpusSpec& spec, const std::string& split, 
   progress.finish(reader.line_number());
   source.close();
   target.close();
-  return {{"lines", reader.line_number()},
-          {"pairs", pairs},
-          {"dropped", {{"empty", dropped.empty}, {"too_long", dropped.too_long}}},
-          {"tokens", {{spec.source_language, source.count()}, {spec.target_language, target.count()}}}};
+  nlohmann::json counts = {
+      {"lines", reader.line_number()},
+      {"pairs", pairs},
+      {"dropped", {{"empty", dropped.empty}, {"too_long", dropped.too_long}}},
+      {"tokens", {{spec.source_language, source.count()}, {spec.target_language, target.count()}}}};
+  if (is_train) {
+    training_lines.seal();
+  } else {
+    counts["in_train"] = {{"sources", overlap.sources}, {"pairs", overlap.pairs}};
+    note(split + ": " + std::to_string(overlap.sources) + " of " + std::to_string(reader.line_number()) +
+         " source lines (" + std::to_string(overlap.pairs) + " pairs) are also lines of " + spec.train);
+  }
+  return counts;
 }
 
 Vocabulary make_vocabulary(const Config& config, const CorpusSpec& spec, const std::string& given,
@@ -165,6 +234,7 @@ Vocabulary make_vocabulary(const Config& config, const CorpusSpec& spec, const s
 
 nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, const std::string& given_vocabulary,
                               const fs::path& dir, const RateProgress::Note& note) {
+  nlohmann::json inputs = input_files(spec);
   const std::string vocabulary_path = (dir / "vocab.model").string();
   const Vocabulary vocabulary = make_vocabulary(config, spec, given_vocabulary, vocabulary_path, note);
   if (vocabulary.size() != config.model.vocab_size) {
@@ -173,10 +243,9 @@ nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, cons
   }
   const bool wide = vocabulary.size() > 65536;
   nlohmann::json splits = nlohmann::json::object();
-  std::vector<std::string> names = {spec.train, spec.valid};
-  names.insert(names.end(), spec.test.begin(), spec.test.end());
-  for (const std::string& name : names) {
-    if (!splits.contains(name)) splits[name] = binarize_split(spec, name, vocabulary, wide, dir, note);
+  TrainingLines training_lines;
+  for (const std::string& name : split_names(spec)) {  // train first: the others are counted against it
+    splits[name] = binarize_split(spec, name, vocabulary, wide, dir, training_lines, note);
   }
   nlohmann::json files = nlohmann::json::object();
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
@@ -185,6 +254,7 @@ nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, cons
   }
   const nlohmann::json manifest = {{"format", "trepro-prepared-corpus/1"},
                                    {"settings", prepared_settings(config, spec)},
+                                   {"inputs", std::move(inputs)},
                                    {"vocabulary", {{"file", "vocab.model"},
                                                    {"sha256", files["vocab.model"]["sha256"]},
                                                    {"pieces", vocabulary.size()}}},
@@ -195,18 +265,80 @@ nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, cons
   return manifest;
 }
 
+// An existing folder is reused only when it was prepared from the same text (and vocabulary,
+// when one is given): the settings alone do not say that the corpus files are the same.
+nlohmann::json reuse_prepared(const Config& config, const CorpusSpec& spec, const std::string& vocabulary_model,
+                              const std::string& out, const RateProgress::Note& note) {
+  nlohmann::json manifest = PreparedCorpus::open(out, config).manifest();
+  const std::string where = out + "/manifest.json: ";
+  const std::string remedy = ": remove " + out + " or prepare into another folder";
+  if (!manifest.contains("inputs")) {
+    throw std::runtime_error(where + "records no input files (an older trepro prepared it), so its text cannot be "
+                             "checked" + remedy);
+  }
+  const nlohmann::json now = input_files(spec);
+  const nlohmann::json& then = manifest.at("inputs");
+  for (const auto& [name, file] : now.items()) {
+    if (!then.contains(name)) {
+      throw std::runtime_error(where + "prepared from the files " + std::string(then.dump()) + ", not from " +
+                               (fs::path(spec.dir) / name).string() + remedy);
+    }
+    if (then.at(name) != file) {
+      throw std::runtime_error(where + "prepared from " + name + " " + then.at(name).dump() + ", but " +
+                               (fs::path(spec.dir) / name).string() + " is now " + file.dump() +
+                               ": the text changed since prepare" + remedy);
+    }
+  }
+  if (!vocabulary_model.empty() &&
+      sha256_file_hex(vocabulary_model) != manifest.at("vocabulary").at("sha256").get<std::string>()) {
+    throw std::runtime_error(where + "prepared with another vocabulary than " + vocabulary_model + remedy);
+  }
+  note("prepare: reusing " + out + " (settings, input text and every file's sha256 match its manifest)");
+  return manifest;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+// OUT.partial.<host>.<pid> folders of this host whose process is gone were left by a prepare that
+// was killed: they are removed. One whose process runs is another prepare of the same folder.
+// Another host's (a shared filesystem) cannot be judged from here and is left alone.
+void clear_killed_partials(const std::string& out, const std::string& host, const RateProgress::Note& note) {
+  const fs::path target = fs::absolute(out);
+  const std::string prefix = target.filename().string() + ".partial." + host + ".";
+  std::vector<fs::path> killed;
+  for (const fs::directory_entry& entry : fs::directory_iterator(target.parent_path())) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (::kill(pid, 0) == 0 || errno == EPERM) {
+      throw std::runtime_error(entry.path().string() + ": process " + pid_text +
+                               " is preparing the same folder (if it is not a trepro prepare, remove the folder)");
+    }
+    killed.push_back(entry.path());
+  }
+  for (const fs::path& folder : killed) {  // only once no prepare of `out` is known to run
+    fs::remove_all(folder);
+    note("prepare: removed " + folder.string() + ", left by a prepare that was killed");
+  }
+}
+
 }  // namespace
 
 nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
                               const std::string& out, const RateProgress::Note& note) {
-  if (fs::exists(out)) {
-    nlohmann::json manifest = PreparedCorpus::open(out, config).manifest();
-    note("prepare: reusing " + out + " (settings and every file's sha256 match its manifest)");
-    return manifest;
-  }
   const CorpusSpec spec = corpus_spec(config, data_dir);
-  const fs::path partial = out + ".partial." + std::to_string(::getpid());
-  fs::remove_all(partial);
+  if (fs::exists(out)) return reuse_prepared(config, spec, vocabulary_model, out, note);
+  const std::string host = host_name();
+  clear_killed_partials(out, host, note);
+  const fs::path partial = out + ".partial." + host + "." + std::to_string(::getpid());
   fs::create_directories(partial);
   try {
     nlohmann::json manifest = write_prepared(config, spec, vocabulary_model, partial, note);

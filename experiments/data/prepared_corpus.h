@@ -3,15 +3,17 @@
 // read.
 //
 // DATA_DIR/
-//   manifest.json              the settings it was made with (prepared_settings), the
-//                              vocabulary's sha256 and size, the token type, and per split its
-//                              lines, pairs, dropped pairs (empty, too_long) and tokens, and each
-//                              file's bytes and sha256
+//   manifest.json              the settings it was made with (prepared_settings), the text
+//                              files it read ("inputs": name, bytes, sha256), the vocabulary's
+//                              sha256 and size, the token type, per split its lines, pairs,
+//                              dropped pairs (empty, too_long), tokens and, for held-out splits,
+//                              the source lines and pairs also in the training split ("in_train"),
+//                              and each file's bytes and sha256
 //   vocab.model                the sentencepiece model the ids come from
 //   <split>.<language>.tokens  the ids of the split's kept pairs, one after another: uint16 when
 //                              the vocabulary has at most 65,536 pieces, else int32 (host order)
 //   <split>.<language>.offsets uint64 [pairs + 1]: pair i is tokens [offsets[i], offsets[i + 1])
-// The folder appears whole or not at all: it is written as DATA_DIR.partial.<pid> and renamed.
+// The folder appears whole or not at all: it is written as DATA_DIR.partial.<host>.<pid> and renamed.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,10 @@ nlohmann::json prepared_settings(const Config& config, const CorpusSpec& spec);
 
 // Binarizes the corpus of `config` (corpus_spec(config, data_dir)) into `out`, training the
 // vocabulary on data.vocabulary.sample_sentences sentences unless `vocabulary_model` names a
-// model to use. When `out` exists it is checked (PreparedCorpus::open) and reused. Returns the
-// manifest.
+// model to use. When `out` exists it is checked (PreparedCorpus::open, then the input text's and
+// the given vocabulary's sha256 against its manifest) and reused; any difference is an error
+// naming the file. Partial folders left by a killed prepare of `out` on this host are removed.
+// Returns the manifest.
 nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
                               const std::string& out, const RateProgress::Note& note);
 
