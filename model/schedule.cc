@@ -20,8 +20,8 @@ double learning_rate(const Config& config, std::int64_t step) {
              std::min(1.0 / std::sqrt(s), s * std::pow(warmup, -1.5));
     case ScheduleKind::inverse_sqrt:
       return config.train.optimizer.lr * std::min(s / warmup, std::sqrt(warmup / s));
-    case ScheduleKind::constant:
-      return config.train.optimizer.lr;
+    case ScheduleKind::constant:  // warmup 0: the rate from step 1
+      return config.train.optimizer.lr * (schedule.warmup > 0 ? std::min(1.0, s / warmup) : 1.0);
   }
   throw std::invalid_argument("learning_rate: unknown schedule kind");
 }

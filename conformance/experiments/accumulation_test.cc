@@ -28,6 +28,7 @@ Config small_config() {
   m.max_len = 16;
   m.dropout = 0.0;  // the masks of split and union batches are keyed differently
   config.train.schedule.kind = ScheduleKind::constant;
+  config.train.schedule.warmup = 0;
   config.train.optimizer.lr = 1e-2;
   config.train.label_smoothing = 0.1;
   config.train.seed = 3;

@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 Config small_config() {
   Config config{tiny_config(), TrainConfig{}};
   config.train.schedule.kind = ScheduleKind::constant;
+  config.train.schedule.warmup = 0;
   validate(config, "<checkpoint test config>");
   return config;
 }
@@ -132,6 +133,23 @@ TEST(Checkpoints, AveragingFilesOfDifferentModelsIsAnErrorNamingThem) {
     EXPECT_NE(std::string(e.what()).find(b + ": tensor w: shape"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dir / "out.safetensors"));
+}
+
+TEST(Checkpoints, AveragingCheckpointsOfDifferentConfigsIsAnErrorNamingThem) {
+  const fs::path dir = fresh_dir("config_mismatch");
+  const std::string a = (dir / "a.safetensors").string(), b = (dir / "b.safetensors").string();
+  write_safetensors(a, {{"w", Tensor::zeros({2, 2}, DType::f32)}}, {{"config_hash", "aaaa"}});
+  write_safetensors(b, {{"w", Tensor::zeros({2, 2}, DType::f32)}}, {{"config_hash", "bbbb"}});
+  try {
+    average_checkpoints({a, b}, (dir / "out.safetensors").string());
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), b + ": config_hash \"bbbb\", but \"aaaa\" in " + a +
+                                         ": checkpoints of different configs are not averaged");
+  }
+  EXPECT_FALSE(fs::exists(dir / "out.safetensors"));
+  average_checkpoints({a, a}, (dir / "out.safetensors").string());
+  EXPECT_EQ(read_safetensors((dir / "out.safetensors").string()).metadata.at("config_hash"), "aaaa");
 }
 
 TEST(Checkpoints, StepCheckpointsAreListedByNumberNotByName) {

@@ -34,6 +34,7 @@ Config copy_config() {
   // build (Post-LN needs about 500).
   m.norm = NormPlacement::pre;
   config.train.schedule.kind = ScheduleKind::constant;
+  config.train.schedule.warmup = 0;
   config.train.optimizer.lr = 5e-3;
   config.train.label_smoothing = 0.0;
   config.train.seed = 23;

@@ -56,6 +56,16 @@ TEST(LearningRate, ConstantIsTheConfiguredRate) {
   EXPECT_EQ(learning_rate(c, 1000000), 3e-4);
 }
 
+// A warmup given with the constant schedule is not ignored: the rate rises linearly to lr.
+TEST(LearningRate, ConstantWarmsUpLinearlyWhenGivenWarmup) {
+  Config c = with_schedule(ScheduleKind::constant, 400);
+  c.train.optimizer.lr = 3e-4;
+  EXPECT_DOUBLE_EQ(learning_rate(c, 1), 3e-4 / 400);
+  EXPECT_DOUBLE_EQ(learning_rate(c, 100), 3e-4 / 4);
+  EXPECT_EQ(learning_rate(c, 400), 3e-4);
+  EXPECT_EQ(learning_rate(c, 1000000), 3e-4);
+}
+
 TEST(LearningRate, StepZeroIsAnError) {
   const Config c = with_schedule(ScheduleKind::noam, 4000);
   try {

@@ -32,6 +32,7 @@ Config copy_task_config() {
   m.max_len = 16;
   m.dropout = 0.1;
   config.train.schedule.kind = ScheduleKind::constant;
+  config.train.schedule.warmup = 0;
   config.train.optimizer.lr = 3e-3;
   config.train.seed = 17;
   validate(config, "<copy task config>");

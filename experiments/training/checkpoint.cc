@@ -111,8 +111,18 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   if (paths.empty()) throw std::invalid_argument("average: no checkpoints");
   std::map<std::string, Tensor> sums;  // float64
   DType dtype = DType::f32;
+  std::string config_hash;
   for (std::size_t f = 0; f < paths.size(); ++f) {
     const SafetensorsFile file = read_safetensors(paths[f]);
+    // Same shapes do not make the same model: a run restarted in its folder with another
+    // learning rate or dropout writes checkpoints that fit, and their mean is of no run.
+    const auto hash = file.metadata.find("config_hash");
+    const std::string this_hash = hash == file.metadata.end() ? "" : hash->second;
+    if (f == 0) config_hash = this_hash;
+    if (this_hash != config_hash) {
+      throw std::runtime_error(paths[f] + ": config_hash \"" + this_hash + "\", but \"" + config_hash + "\" in " +
+                               paths[0] + ": checkpoints of different configs are not averaged");
+    }
     std::size_t count = 0;
     for (const auto& [name, tensor] : file.tensors) {
       if (is_optimizer_state(name)) continue;
@@ -144,6 +154,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   }
   std::map<std::string, std::string> metadata = {{"format", "trepro-average-1"},
                                                  {"averaged", std::to_string(paths.size())}};
+  if (!config_hash.empty()) metadata["config_hash"] = config_hash;
   write_safetensors(out, mean, metadata);
 }
 

@@ -52,8 +52,8 @@ struct StepCheckpoint {
 std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir);
 
 // The element-wise mean of the parameters (not the Adam moments) of `paths`, computed in double
-// and written in the first file's dtype to `out` (atomically). Every file must hold the same
-// parameter names and shapes.
+// and written in the first file's dtype to `out` (atomically), with their config_hash. Every
+// file must hold the same parameter names and shapes and the same config_hash.
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out);
 
 }  // namespace trepro
