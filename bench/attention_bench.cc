@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include <Eigen/Core>
 #include <benchmark/benchmark.h>
 
 #include "bench/alloc_tracker.h"
@@ -48,6 +49,7 @@ void run_against_reference(benchmark::State& state, bool backward, Call&& call) 
   // Batch rows so that every length processes at least 4096 query positions in total.
   const std::int64_t batch = t >= 4096 ? 1 : 4096 / t;
   auto ours = cpu_backend(threads);
+  Eigen::setNbThreads(threads);  // the reference's GEMMs, else OpenMP's default (every core) in 1-thread rows
   reference::ReferenceBackend<float> peer;
   Inputs mine(*ours, batch, t), theirs(peer, batch, t);
   mine.forward(*ours);

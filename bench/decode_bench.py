@@ -134,9 +134,13 @@ def agreement(args, work):
 
 
 def machine():
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
-    flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "")
-    return {"cpu_model": model, "avx512f": " avx512f" in flags, "cores": os.cpu_count(),
+    # The first processor's fields: a VM's bare "AMD EPYC" needs its family, model and stepping.
+    first = open("/proc/cpuinfo").read().split("\n\n")[0]
+    fields = {k.strip(): v.strip() for k, _, v in (l.partition(":") for l in first.splitlines())}
+    model = (f"{fields.get('model name', '')} (family {fields.get('cpu family', '')}, model {fields.get('model', '')}, "
+             f"stepping {fields.get('stepping', '')})")
+    flags = fields.get("flags", "")
+    return {"cpu_model": model, "avx512f": "avx512f" in flags.split(), "cores": os.cpu_count(),
             "load_average_start": os.getloadavg(), "platform": platform.platform()}
 
 

@@ -104,7 +104,7 @@ def model_goal_rows(runs):
             measured, verdict = "no libtorch peer in this build", "not measured"
             if ratio is not None:
                 measured, verdict = fmt(ratio), status(ratio >= goal)
-                if "fma_peak_GFLOPs" in r and "GFLOPs" in r:
+                if "peak_fraction" in r and "fma_peak_GFLOPs" in r:
                     measured += peak_fractions(r, ratio, goal)
             rows.append([f"{what} >= {goal}x libtorch (batch {a['batch']} x {a['length']})", str(a["threads"]),
                          measured, verdict])
@@ -113,9 +113,11 @@ def model_goal_rows(runs):
 
 def peak_fractions(run, ratio, goal):
     """Where both runs stand against the measured FMA peak, and what the goal would take: goal x
-    libtorch's GFLOP/s. Above 1, no implementation of these FLOPs can reach the goal here."""
-    theirs = run["GFLOPs"] / ratio / run["fma_peak_GFLOPs"]
-    ours = run["GFLOPs"] / run["fma_peak_GFLOPs"]
+    libtorch's GFLOP/s. Above 1, no implementation of these FLOPs can reach the goal here. Ours is
+    the benchmark's own peak_fraction (each repetition's GFLOP/s over the peak measured right after
+    it, then the median), not a quotient of two medians taken from different repetitions."""
+    ours = run["peak_fraction"]
+    theirs = ours / ratio
     needed = goal * theirs
     note = " (beyond the peak)" if needed > 1 else ""
     return (f"; of the FMA peak: ours {fmt(ours)}, libtorch {fmt(theirs)}, "
@@ -143,6 +145,22 @@ def table(header, rows):
     return lines
 
 
+MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def milliseconds(run):
+    """A run's real_time in ms: Google Benchmark writes each benchmark in its own time_unit (the
+    attention rows in us, the model rows in ms), so one file's rows do not share a unit."""
+    unit = run.get("time_unit", "ns")
+    if unit not in MS_PER_UNIT:
+        raise InputError(f"{run['name']}: unknown time_unit {unit!r} (expected one of {', '.join(MS_PER_UNIT)})")
+    return run["real_time"] * MS_PER_UNIT[unit]
+
+
+def fmt_ms(x):
+    return f"{x:.3f}" if x >= 1 else f"{x:.4g}"  # a 27 us row keeps its digits
+
+
 def scaling_rows(runs, columns):
     """One row per shape: each column's value at 1 and 2 threads, and t(1 thread) / t(2 threads)."""
     by_shape = {}
@@ -155,17 +173,16 @@ def scaling_rows(runs, columns):
         one, two = by_threads.get(1), by_threads.get(2)
         row = [family.removeprefix("BM_"), shape]
         for r in (one, two):
-            row.append(fmt(r["real_time"], 3) if r else "-")
+            row.append(fmt_ms(milliseconds(r)) if r else "-")
             row += [fmt(r.get(c)) if r else "-" for c in columns]
-        row.append(fmt(one["real_time"] / two["real_time"]) if one and two else "-")
+        row.append(fmt(milliseconds(one) / milliseconds(two)) if one and two else "-")
         rows.append(row)
     return rows
 
 
 def detail_section(run_file, columns, title):
-    unit = run_file["runs"][0].get("time_unit", "ns")
-    header = ["benchmark", "shape", f"1 thread ({unit})"] + [f"{c} (1)" for c in columns]
-    header += [f"2 threads ({unit})"] + [f"{c} (2)" for c in columns] + ["scaling 1 -> 2"]
+    header = ["benchmark", "shape", "1 thread (ms)"] + [f"{c} (1)" for c in columns]
+    header += ["2 threads (ms)"] + [f"{c} (2)" for c in columns] + ["scaling 1 -> 2"]
     return [f"## {title}", "", f"From `{os.path.basename(run_file['path'])}`.", ""] + table(
         header, scaling_rows(run_file["runs"], columns)) + [""]
 
