@@ -51,6 +51,13 @@ class Communicator {
   [[noreturn]] virtual void abort(const std::string& why) = 0;
 };
 
+// How long a rank waits in a collective before it ends the job: $TREPRO_COLLECTIVE_TIMEOUT_S,
+// default 600 s (longer than rank 0's validations and checkpoints, during which the others
+// wait). Throws CommunicatorError for a value that is not seconds > 0.
+double collective_timeout_seconds();
+// What a rank prints when `collective` outlasted it.
+std::string collective_timeout_message(const std::string& collective, double seconds);
+
 // "rank 1 of 4" (error messages name the rank).
 inline std::string rank_name(const Communicator& comm) {
   return "rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size());

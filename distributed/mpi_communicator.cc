@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstdlib>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 namespace trepro {
@@ -29,17 +28,6 @@ int count_of(std::size_t bytes, const char* collective) {
                             " bytes exceed MPI's int count (2^31 - 1)");
   }
   return static_cast<int>(bytes);
-}
-
-double collective_timeout_seconds() {
-  const char* text = std::getenv("TREPRO_COLLECTIVE_TIMEOUT_S");
-  if (text == nullptr) return 600.0;
-  char* end = nullptr;
-  const double seconds = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(seconds > 0)) {
-    throw CommunicatorError(std::string("$TREPRO_COLLECTIVE_TIMEOUT_S: expected seconds > 0, got \"") + text + "\"");
-  }
-  return seconds;
 }
 
 }  // namespace
@@ -128,10 +116,7 @@ void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
     if (done) return;
     std::this_thread::yield();
     if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds_) {
-      std::ostringstream why;
-      why << collective << " waited more than " << timeout_seconds_
-          << " s for the other ranks ($TREPRO_COLLECTIVE_TIMEOUT_S): one of them hangs";
-      abort(why.str());
+      abort(collective_timeout_message(collective, timeout_seconds_));
     }
   }
 }

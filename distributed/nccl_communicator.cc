@@ -1,5 +1,9 @@
 #include "distributed/nccl_communicator.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -28,7 +32,8 @@ void check(cudaError_t status, const char* what, int rank) {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(Communicator& bootstrap) : bootstrap_(bootstrap), handles_(std::make_unique<Handles>()) {
+NcclCommunicator::NcclCommunicator(Communicator& bootstrap)
+    : bootstrap_(bootstrap), handles_(std::make_unique<Handles>()), timeout_seconds_(collective_timeout_seconds()) {
   if (bootstrap.memory() != Device::cpu) throw CommunicatorError("NcclCommunicator: the bootstrap must use host memory");
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId", 0);
@@ -44,19 +49,35 @@ NcclCommunicator::~NcclCommunicator() {
 
 namespace {
 
-// The cuda backend's kernels that wrote the buffers run on its own stream: the device is
-// synchronized before a collective starts, and the collective's stream before it returns.
-template <class Enqueue>
-void run_collective(const char* name, int rank, cudaStream_t stream, Enqueue enqueue) {
-  check(cudaDeviceSynchronize(), name, rank);
-  check(enqueue(), name, rank);
-  check(cudaStreamSynchronize(stream), name, rank);
-}
-
 }  // namespace
 
+// The cuda backend's kernels that wrote the buffers run on its own stream: the device is
+// synchronized before a collective starts. The collective's stream is then polled, not
+// synchronized: a rank that died or hangs would leave cudaStreamSynchronize waiting forever, so
+// past the deadline (or on NCCL's own asynchronous error) the job is aborted, as the MPI engine
+// does.
+template <class Enqueue>
+void NcclCommunicator::run_collective(const char* name, Enqueue enqueue) {
+  check(cudaDeviceSynchronize(), name, rank());
+  check(enqueue(), name, rank());
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (;;) {
+    const cudaError_t state = cudaStreamQuery(handles_->stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) check(state, name, rank());
+    ncclResult_t failure = ncclSuccess;
+    check(ncclCommGetAsyncError(handles_->comm, &failure), name, rank());
+    if (failure != ncclSuccess) abort(std::string(name) + " failed: " + ncclGetErrorString(failure));
+    if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds_) {
+      abort(collective_timeout_message(name, timeout_seconds_));
+    }
+    std::this_thread::yield();
+  }
+}
+
 void NcclCommunicator::allreduce_sum(std::span<float> data) {
-  run_collective("allreduce_sum", rank(), handles_->stream, [&] {
+  run_collective("allreduce_sum", [&] {
     return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, handles_->comm, handles_->stream);
   });
 }
@@ -66,7 +87,7 @@ void NcclCommunicator::all_gather(std::span<const std::byte> mine, std::span<std
     throw CommunicatorError("all_gather: " + std::to_string(all.size()) + " bytes to receive, expected " +
                             std::to_string(size()) + " x " + std::to_string(mine.size()));
   }
-  run_collective("all_gather", rank(), handles_->stream, [&] {
+  run_collective("all_gather", [&] {
     return ncclAllGather(mine.data(), all.data(), mine.size(), ncclChar, handles_->comm, handles_->stream);
   });
 }
@@ -92,11 +113,11 @@ void NcclCommunicator::all_to_all(std::span<const std::byte> send, std::span<std
     const ncclResult_t ended = ncclGroupEnd();
     return status != ncclSuccess ? status : ended;
   };
-  run_collective("all_to_all", rank(), handles_->stream, exchange);
+  run_collective("all_to_all", exchange);
 }
 
 void NcclCommunicator::broadcast(std::span<std::byte> data, int root) {
-  run_collective("broadcast", rank(), handles_->stream, [&] {
+  run_collective("broadcast", [&] {
     return ncclBroadcast(data.data(), data.data(), data.size(), ncclChar, root, handles_->comm, handles_->stream);
   });
 }
@@ -109,6 +130,7 @@ void NcclCommunicator::abort(const std::string& why) {
   if (handles_->comm != nullptr) ncclCommAbort(handles_->comm);
   handles_->comm = nullptr;
   bootstrap_.abort(why);
+  std::abort();  // the bootstrap's abort does not return; this is for the compiler's [[noreturn]]
 }
 
 }  // namespace trepro

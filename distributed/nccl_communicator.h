@@ -1,6 +1,8 @@
 // The NCCL engine for the cuda backend: device buffers on the current CUDA device, one rank per
 // GPU. It is set up over a host communicator (MPI: rank 0's ncclUniqueId is broadcast), which
-// it keeps for barrier and abort. Built where CUDA builds (TR_WITH_NCCL).
+// it keeps for barrier and abort. A collective that outlasts $TREPRO_COLLECTIVE_TIMEOUT_S, or
+// that NCCL reports failed, aborts the job (collective_timeout_seconds, communicator.h). Built
+// where CUDA builds (TR_WITH_NCCL).
 #pragma once
 
 #include <memory>
@@ -30,9 +32,13 @@ class NcclCommunicator final : public Communicator {
   [[noreturn]] void abort(const std::string& why) override;
 
  private:
+  template <class Enqueue>
+  void run_collective(const char* name, Enqueue enqueue);
+
   struct Handles;
   Communicator& bootstrap_;
   std::unique_ptr<Handles> handles_;
+  double timeout_seconds_;
 };
 
 }  // namespace trepro

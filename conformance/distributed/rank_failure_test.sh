@@ -73,28 +73,40 @@ if launch 2 "$trepro" train "$scratch/copy_3.json" --out "$scratch/indivisible" 
 fi
 grep -q "train.replicas 3 is not a multiple of the 2 ranks" "$scratch/indivisible.log" || { cat "$scratch/indivisible.log" >&2; exit 1; }
 [[ ! -e "$scratch/indivisible/config.json" ]] || { echo "FAIL: the refused run wrote config.json" >&2; exit 1; }
-# A setup longer than the deadline is no hang: rank 0 trains the vocabulary and encodes 150,000
-# pairs (~5 s on a 2-core machine), then the other rank encodes them, each waiting for the other without the 2 s
-# collective deadline that training's collectives keep.
+# A setup longer than the deadline is no hang: rank 0 trains the vocabulary and encodes N pairs
+# (150,000: ~5 s on a 2-core machine), then the other rank encodes them, each waiting for the
+# other without the 2 s collective deadline that training's collectives keep. A machine that sets
+# up in less than the deadline would test nothing: N doubles until the setup outlasts it.
 make_multi30k_fixture
-"$python" - "$scratch/data/multi30k" <<'PY'
+sed -i 's/"update_freq": 2,/"update_freq": 2, "replicas": 2,/; s/"max_steps": 1000/"max_steps": 2/' "$scratch/tiny_multi30k.json"
+slow_setup() {
+  local pairs=$1 started job
+  "$python" - "$scratch/data/multi30k" "$pairs" <<'PY'
 import gzip, sys
 with gzip.open(f"{sys.argv[1]}/train.de.gz", "wt") as de, gzip.open(f"{sys.argv[1]}/train.en.gz", "wt") as en:
-    for i in range(150000):
+    for i in range(int(sys.argv[2])):
         de.write(f"ein hund nummer {i} läuft {i % 7} mal\n")
         en.write(f"a dog number {i} runs {i % 7} times\n")
 PY
-sed -i 's/"update_freq": 2,/"update_freq": 2, "replicas": 2,/; s/"max_steps": 1000/"max_steps": 2/' "$scratch/tiny_multi30k.json"
-started=$(date +%s.%N)
-launch 2 -x TREPRO_COLLECTIVE_TIMEOUT_S=2 "$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/slow_setup" \
-  >"$scratch/slow_setup.log" 2>&1 &
-job=$!
-# Rank 0 writes config.json when its own setup is done; rank 1 waited that long at the barrier.
-until [[ -e "$scratch/slow_setup/config.json" ]] || ! kill -0 "$job" 2>/dev/null; do sleep 0.05; done
-rank_0_setup=$("$python" -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
-wait "$job" || { echo "FAIL: a setup longer than the deadline ended the job" >&2; cat "$scratch/slow_setup.log" >&2; exit 1; }
-"$python" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 2 else 1)" "$rank_0_setup" ||
-  { echo "FAIL: rank 0's setup took $rank_0_setup s, not longer than the 2 s deadline: the case tests nothing" >&2; exit 1; }
-grep -q '"status": "finished"' "$scratch/slow_setup/report.json" || { echo "FAIL: no finished report" >&2; exit 1; }
-echo "rank 1 waited ${rank_0_setup} s for rank 0's setup, past the 2 s collective deadline, and the job finished"
+  rm -rf "$scratch/slow_setup"
+  started=$(date +%s.%N)
+  launch 2 -x TREPRO_COLLECTIVE_TIMEOUT_S=2 "$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/slow_setup" \
+    >"$scratch/slow_setup.log" 2>&1 &
+  job=$!
+  # Rank 0 writes config.json when its own setup is done; rank 1 waited that long at the barrier.
+  until [[ -e "$scratch/slow_setup/config.json" ]] || ! kill -0 "$job" 2>/dev/null; do sleep 0.05; done
+  rank_0_setup=$("$python" -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
+  wait "$job" || { echo "FAIL: a setup longer than the deadline ended the job" >&2; cat "$scratch/slow_setup.log" >&2; exit 1; }
+  grep -q '"status": "finished"' "$scratch/slow_setup/report.json" || { echo "FAIL: no finished report" >&2; exit 1; }
+}
+pairs=150000
+slow_setup "$pairs"
+while ! "$python" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 2 else 1)" "$rank_0_setup"; do
+  ((pairs < 1200000)) ||
+    { echo "FAIL: rank 0's setup of $pairs pairs took $rank_0_setup s, not longer than the 2 s deadline" >&2; exit 1; }
+  echo "rank 0's setup of $pairs pairs took $rank_0_setup s, within the deadline: again with twice the pairs"
+  pairs=$((2 * pairs))
+  slow_setup "$pairs"
+done
+echo "rank 1 waited ${rank_0_setup} s for rank 0's setup of $pairs pairs, past the 2 s collective deadline, and the job finished"
 echo "PASS"
