@@ -30,14 +30,6 @@ std::int64_t paper_base_floats() {
   return floats;
 }
 
-std::string first_line_with(const std::string& path, const std::string& prefix) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(prefix)) return line.substr(line.find(':') + 2);
-  }
-  return "";
-}
-
 std::string whole_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -97,7 +89,7 @@ int run(int argc, char** argv) {
       {"engine", comm->engine()},
       {"threads_per_rank", backend->threads()},
       {"backend", backend->name()},
-      {"cpu", first_line_with("/proc/cpuinfo", "model name")},
+      {"cpu", cpu_model()},
       {"load_average", whole_line("/proc/loadavg")},
       {"repetitions", repetitions},
       {"memcpy", {{"seconds", memcpy_s}, {"GBps", bytes / memcpy_s / 1e9}}},

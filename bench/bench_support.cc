@@ -14,8 +14,6 @@ std::unique_ptr<Backend> cpu_backend(int threads) {
   return cpu::make_cpu_backend(cpu::target_from_name(name.substr(4)), threads);
 }
 
-namespace {
-
 // A cloud VM's model name can be a bare "AMD EPYC" for Zen 2, 3 and 4 alike: the family, model
 // and stepping numbers tell them apart.
 std::string cpu_model() {
@@ -31,8 +29,6 @@ std::string cpu_model() {
   return fields["model name"] + " (family " + fields["cpu family"] + ", model " + fields["model"] + ", stepping " +
          fields["stepping"] + ")";
 }
-
-}  // namespace
 
 void add_machine_context() {
   benchmark::AddCustomContext("cpu_model", cpu_model());

@@ -32,6 +32,10 @@ double seconds_per_call(F&& f, double min_seconds = 0.5) {
   return elapsed / calls;
 }
 
+// The first processor's model name with its family, model and stepping from /proc/cpuinfo:
+// "AMD EPYC (family 25, model 1, stepping 1)".
+std::string cpu_model();
+
 // Adds the machine, the CPU target and the compiler to the benchmark output's context.
 void add_machine_context();
 

@@ -26,7 +26,9 @@ cat >"$scratch/scaling.json" <<JSON
   "data": {"dataset": "copy", "min_length": 20, "max_length": 40, "batch_size": 64}
 }
 JSON
-{ date -u; grep -m1 "model name" /proc/cpuinfo; echo "cores: $(nproc)"; echo "load before: $(cat /proc/loadavg)"; } >"$out/load.txt"
+# The first processor's name, family, model and stepping (a VM's bare "AMD EPYC" names no generation).
+cpu=$(awk -F'\t*: ' '$1 ~ /^(model name|cpu family|model|stepping)$/ && !seen[$1]++ {printf "%s: %s; ", $1, $2}' /proc/cpuinfo)
+{ date -u; echo "cpu: $cpu"; echo "cores: $(nproc)"; echo "load before: $(cat /proc/loadavg)"; } >"$out/load.txt"
 TREPRO_THREADS=2 "$trepro" train "$scratch/scaling.json" --out "$scratch/one_rank" >/dev/null
 mpirun "${mpirun_options[@]}" -np 2 -x TREPRO_THREADS=1 "$trepro" train "$scratch/scaling.json" --out "$scratch/two_ranks" >/dev/null
 cmp "$scratch/one_rank/checkpoints/step_${STEPS:-30}.safetensors" "$scratch/two_ranks/checkpoints/step_${STEPS:-30}.safetensors"
@@ -39,11 +41,14 @@ import json, sys
 scratch, out = sys.argv[1], sys.argv[2]
 def pace(run):
     report = json.load(open(f"{scratch}/{run}/report.json"))
-    steps = report["steps"][2:]  # the first two map memory and warm the caches
-    tokens, seconds = sum(s["tokens"] for s in steps), sum(s["seconds"] for s in steps)
+    # The curve's points each sum `steps` steps ending at `step`; the first two steps map memory
+    # and warm the caches.
+    points = [p for p in report["curve"] if p["step"] - p["steps"] + 1 > 2]
+    steps = sum(p["steps"] for p in points)
+    tokens, seconds = sum(p["tokens"] for p in points), sum(p["seconds"] for p in points)
     return {"backend": report["backend"], "simd_target": report["simd_target"], "threads": report["threads"],
-            "world_size": report.get("world_size", 1), "steps_timed": len(steps),
-            "tokens_per_second": tokens / seconds, "seconds_per_step": seconds / len(steps)}
+            "world_size": report.get("world_size", 1), "steps_timed": steps,
+            "tokens_per_second": tokens / seconds, "seconds_per_step": seconds / steps}
 one, two = pace("one_rank"), pace("two_ranks")
 reduce = json.load(open(f"{out}/allreduce_scaling_model.json"))
 result = {"one_rank_two_threads": one, "two_ranks_one_thread": two,
