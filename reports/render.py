@@ -17,6 +17,7 @@ file on an input it cannot render.
 import argparse
 import json
 import os
+import statistics
 import sys
 
 from render_data import InputError, load_inputs
@@ -288,6 +289,28 @@ def claims_table(ablation):
                     "sacreBLEU, measures how much the difference varies from one training to the next."]
 
 
+def pace_lines(runs):
+    """The sweep's own throughput, from the cells' report timings: what a cell costs on its
+    backend. Copies of a twin trained nothing, and a cell still training has no final timings."""
+    trained = [r for r in runs if not isinstance(r.data.get("shared_from"), str) and r.data.get("status") == "finished"
+               and r.train_seconds() and r.tokens_per_second()]
+    if not trained:
+        return []
+    lines = []
+    for backend in sorted({r.data.get("backend", "") for r in trained}):
+        cells = [r for r in trained if r.data.get("backend", "") == backend]
+        hours = statistics.median(r.train_seconds() for r in cells) / 3600
+        pace = statistics.median(r.tokens_per_second() for r in cells)
+        threads = sorted({r.data.get("threads") for r in cells if isinstance(r.data.get("threads"), int)})
+        lines.append(f"Training pace: {len(cells)} cell{'s' if len(cells) != 1 else ''} trained on {backend} "
+                     f"({'/'.join(map(str, threads)) or '?'} thread{'s' if threads != [1] else ''} a cell), median "
+                     f"{fmt(pace, 0)} target tokens/s and "
+                     f"{fmt(hours) + ' h' if hours >= 1 else fmt(hours * 60, 1) + ' min'} of training a cell: "
+                     f"{fmt(1 / hours, 1)} cells an hour, one after another at that pace (as the cells ran: "
+                     f"cells side by side each go slower, and together faster).")
+    return lines + [""]
+
+
 def figures(runs, out_dir, stem, fmt_, title=None, ablation=None):
     """Learning curves, learning rate and gradient norm of every run; then BLEU per run, or for an
     ablation the mean ± sd over seeds per variant."""
@@ -348,7 +371,7 @@ def render(inputs, out_dir, fmt_):
             paper = variants_table3(ablation.variants, ablation.baseline)
             if paper:
                 md += ["### The paper's Table 3 next to ours", ""] + paper + [""]
-            md += ["### Cells", ""] + runs_table(runs) + [""]
+            md += ["### Cells", ""] + runs_table(runs) + [""] + pace_lines(runs)
             md += figures(runs, out_dir, f"ablation{i}", fmt_, ablation=ablation)
     for i, attention in enumerate(attentions):
         md += [f"## Attention: {attention.name}", "", "source: " + " ".join(attention.source),

@@ -103,6 +103,9 @@ class Run:
     def tokens_per_second(self):
         return _number(get(self.data, "timings", "target_tokens_per_second"))
 
+    def train_seconds(self):
+        return _number(get(self.data, "timings", "train_seconds"))
+
 
 def _run_name(path):
     """The report's folder: runs/<name>/report.json -> name; an ablation cell's

@@ -58,6 +58,9 @@ def summary_checks(out):
           "256 | 8 |" in md, "the cells table lists each (variant, seed) that ran")
     check("| heads8 seed 2 (copy of table3_size/base/seed_2) | multi30k de-en | 3+3 | 256 | 8 |" in md,
           "a cell copied from its twin in another sweep names it")
+    check("Training pace: 4 cells trained on reference-f32 (2 threads a cell), median 4320 target tokens/s and "
+          "0.2 min of training a cell: 288.0 cells an hour, one after another at that pace" in md,
+          "the sweep's pace counts the cells it trained (not the copy) by their report timings")
     check("| seed_1 |" not in md and md.count("| heads1 seed 1 |") == 1,
           "cell reports are rendered with their ablation, not again as runs of their own")
     check("Seeds: 1, 2; baseline: heads8" in md, "the seeds and the baseline are named")
