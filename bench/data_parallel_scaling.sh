@@ -6,6 +6,7 @@
 # the same checkpoint bytes. Writes reports/distributed/{scaling.json,allreduce*.json,load.txt}.
 # usage: bench/data_parallel_scaling.sh [BUILD_DIR]   (default build/release; needs mpirun)
 set -euo pipefail
+((${STEPS:-30} > 2)) || { echo "data_parallel_scaling.sh: STEPS must be > 2 (the first two are not timed)" >&2; exit 2; }
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$source_dir/build/release}
 trepro=$build/experiments/trepro
@@ -27,7 +28,8 @@ cat >"$scratch/scaling.json" <<JSON
 }
 JSON
 # The first processor's name, family, model and stepping (a VM's bare "AMD EPYC" names no generation).
-cpu=$(awk -F'\t*: ' '$1 ~ /^(model name|cpu family|model|stepping)$/ && !seen[$1]++ {printf "%s: %s; ", $1, $2}' /proc/cpuinfo)
+cpu=$(awk -F'\t*: ' '$1 ~ /^(model name|cpu family|model|stepping)$/ && !($1 in f) {f[$1] = $2}
+  END {printf "%s (family %s, model %s, stepping %s)", f["model name"], f["cpu family"], f["model"], f["stepping"]}' /proc/cpuinfo)
 { date -u; echo "cpu: $cpu"; echo "cores: $(nproc)"; echo "load before: $(cat /proc/loadavg)"; } >"$out/load.txt"
 TREPRO_THREADS=2 "$trepro" train "$scratch/scaling.json" --out "$scratch/one_rank" >/dev/null
 mpirun "${mpirun_options[@]}" -np 2 -x TREPRO_THREADS=1 "$trepro" train "$scratch/scaling.json" --out "$scratch/two_ranks" >/dev/null

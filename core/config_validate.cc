@@ -133,7 +133,7 @@ void validate_model(const Checker& check, const ModelConfig& m) {
 }
 
 void validate_train(const Checker& check, const TrainConfig& t) {
-  // noam and inverse_sqrt divide by the warmup; constant ignores it.
+  // noam and inverse_sqrt divide by the warmup; constant warms up over it, and 0 means none.
   const std::int64_t min_warmup = t.schedule.kind == ScheduleKind::constant ? 0 : 1;
   check.at_least("train.schedule.warmup", t.schedule.warmup, min_warmup,
                  " for the " + to_string(t.schedule.kind) + " schedule");

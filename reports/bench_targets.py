@@ -64,9 +64,9 @@ def target_rows(by_target):
         if not all(key in runs[t] for t in others):
             continue
         mine = runs[first][key]
-        row = [key[0], key[1], str(key[2]), bench_summary.fmt(mine["real_time"], 3)]
+        row = [key[0], key[1], str(key[2]), bench_summary.fmt_ms(bench_summary.milliseconds(mine))]
         for t in others:
-            ratio = runs[t][key]["real_time"] / mine["real_time"]
+            ratio = bench_summary.milliseconds(runs[t][key]) / bench_summary.milliseconds(mine)
             slower[t] += ratio < 1.0
             cpu = runs[t][key].get("cpu_time", 0) / mine["cpu_time"] if mine.get("cpu_time") else None
             row += [bench_summary.fmt(ratio), bench_summary.fmt(cpu)]
@@ -136,7 +136,7 @@ def summarize(out):
                   f"Above 1: {first} is faster. " + "; ".join(
                       f"{t} was faster than {first} on {n} of {len(rows)} benchmarks in wall time" for t, n in slower.items()),
                   ""] + bench_summary.table(
-            ["benchmark", "shape", "threads", f"{first} time"] + [
+            ["benchmark", "shape", "threads", f"{first} time (ms)"] + [
                 c for t in targets[1:] for c in (f"{t} / {first}", f"{t} / {first} (CPU time)")], rows) + [""]
     lines += decode_lines(out)
     for t in targets:

@@ -76,7 +76,8 @@ grep -q "train.replicas 3 is not a multiple of the 2 ranks" "$scratch/indivisibl
 # A setup longer than the deadline is no hang: rank 0 trains the vocabulary and encodes N pairs
 # (150,000: ~5 s on a 2-core machine), then the other rank encodes them, each waiting for the
 # other without the 2 s collective deadline that training's collectives keep. A machine that sets
-# up in less than the deadline would test nothing: N doubles until the setup outlasts it.
+# up in less than the deadline would test nothing: N doubles until the setup outlasts it by 2 s
+# (what is timed includes mpirun's start-up, which rank 1 does not wait through).
 make_multi30k_fixture
 sed -i 's/"update_freq": 2,/"update_freq": 2, "replicas": 2,/; s/"max_steps": 1000/"max_steps": 2/' "$scratch/tiny_multi30k.json"
 slow_setup() {
@@ -101,10 +102,10 @@ PY
 }
 pairs=150000
 slow_setup "$pairs"
-while ! "$python" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 2 else 1)" "$rank_0_setup"; do
+while ! "$python" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 4 else 1)" "$rank_0_setup"; do
   ((pairs < 1200000)) ||
-    { echo "FAIL: rank 0's setup of $pairs pairs took $rank_0_setup s, not longer than the 2 s deadline" >&2; exit 1; }
-  echo "rank 0's setup of $pairs pairs took $rank_0_setup s, within the deadline: again with twice the pairs"
+    { echo "FAIL: rank 0's setup of $pairs pairs took $rank_0_setup s, not 2 s past the 2 s deadline" >&2; exit 1; }
+  echo "rank 0's setup of $pairs pairs took $rank_0_setup s, not 2 s past the deadline: again with twice the pairs"
   pairs=$((2 * pairs))
   slow_setup "$pairs"
 done

@@ -135,21 +135,29 @@ TEST(Checkpoints, AveragingFilesOfDifferentModelsIsAnErrorNamingThem) {
   EXPECT_FALSE(fs::exists(dir / "out.safetensors"));
 }
 
-TEST(Checkpoints, AveragingCheckpointsOfDifferentConfigsIsAnErrorNamingThem) {
-  const fs::path dir = fresh_dir("config_mismatch");
-  const std::string a = (dir / "a.safetensors").string(), b = (dir / "b.safetensors").string();
-  write_safetensors(a, {{"w", Tensor::zeros({2, 2}, DType::f32)}}, {{"config_hash", "aaaa"}});
-  write_safetensors(b, {{"w", Tensor::zeros({2, 2}, DType::f32)}}, {{"config_hash", "bbbb"}});
+TEST(Checkpoints, AveragingCheckpointsOfDifferentRecipesIsAnErrorNamingThem) {
+  const fs::path dir = fresh_dir("recipe_mismatch");
+  const auto write = [&](const std::string& name, std::map<std::string, std::string> metadata) {
+    const std::string path = (dir / name).string();
+    write_safetensors(path, {{"w", Tensor::zeros({2, 2}, DType::f32)}}, metadata);
+    return path;
+  };
+  // One run resumed with another --steps: its config_hash changed, its recipe did not.
+  const std::string a = write("a", {{"config_hash", "steps4"}, {"recipe_hash", "aaaa"}});
+  const std::string resumed = write("resumed", {{"config_hash", "steps8"}, {"recipe_hash", "aaaa"}});
+  const std::string older = write("older", {{"config_hash", "x"}});  // written before recipe_hash
+  const std::string b = write("b", {{"config_hash", "steps4"}, {"recipe_hash", "bbbb"}});
+  const std::string out = (dir / "out.safetensors").string();
   try {
-    average_checkpoints({a, b}, (dir / "out.safetensors").string());
+    average_checkpoints({older, a, resumed, b}, out);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), b + ": config_hash \"bbbb\", but \"aaaa\" in " + a +
+    EXPECT_EQ(std::string(e.what()), b + ": recipe_hash \"bbbb\", but \"aaaa\" in " + a +
                                          ": checkpoints of different configs are not averaged");
   }
-  EXPECT_FALSE(fs::exists(dir / "out.safetensors"));
-  average_checkpoints({a, a}, (dir / "out.safetensors").string());
-  EXPECT_EQ(read_safetensors((dir / "out.safetensors").string()).metadata.at("config_hash"), "aaaa");
+  EXPECT_FALSE(fs::exists(out));
+  average_checkpoints({older, a, resumed}, out);
+  EXPECT_EQ(read_safetensors(out).metadata.at("recipe_hash"), "aaaa");
 }
 
 TEST(Checkpoints, StepCheckpointsAreListedByNumberNotByName) {

@@ -10,9 +10,9 @@
 #include <functional>
 #include <tuple>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/file_lock.h"
 #include "experiments/data/parallel_corpus.h"
 #include "experiments/data/prepared_corpus.h"
 #include "experiments/data/sentence_sample.h"
@@ -212,12 +212,6 @@ TEST(PreparedCorpus, ReadsBackTheEncodedPairsAndIsReusedOnlyWhenIntact) {
   }
 }
 
-std::string this_host() {
-  char name[256] = {};
-  EXPECT_EQ(::gethostname(name, sizeof name - 1), 0);
-  return name;
-}
-
 TEST(PreparedCorpus, IsNotReusedForOtherTextOrAnotherVocabulary) {
   const fs::path dir = corpus_dir("reuse_inputs");
   const Config config = parallel_config(dir);
@@ -246,33 +240,36 @@ TEST(PreparedCorpus, IsNotReusedForOtherTextOrAnotherVocabulary) {
             std::string::npos);
 }
 
-TEST(PreparedCorpus, RemovesTheFolderOfAKilledPrepareAndRefusesARunningOnes) {
+TEST(PreparedCorpus, RemovesTheFoldersOfKilledPreparesAndRefusesASecondPrepare) {
   const fs::path dir = corpus_dir("partials");
   const Config config = parallel_config(dir);
   const std::string out = (dir / "prepared").string();
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  ASSERT_GT(child, 0);
-  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // gone: its pid names a killed prepare's folder
-  const fs::path killed = out + ".partial." + this_host() + "." + std::to_string(child);
-  const fs::path other_host = out + ".partial.elsewhere.example." + std::to_string(child);
-  fs::create_directories(killed);
-  fs::create_directories(other_host);
-  const fs::path running = out + ".partial." + this_host() + "." + std::to_string(::getpid());
-  fs::create_directories(running);
-  EXPECT_EQ(message_of([&] { prepare_corpus(config, "", "", out, quiet); }),
-            running.string() + ": process " + std::to_string(::getpid()) +
-                " is preparing the same folder (if it is not a trepro prepare, remove the folder)");
-  fs::remove(running);
-
+  const fs::path killed = out + ".partial.4242", older_format = out + ".partial.some-host.77";
+  const fs::path other_folder = (dir / "prepared2.partial.1");
+  for (const fs::path& folder : {killed, older_format, other_folder}) fs::create_directories(folder);
+  {
+    const FileLock running = FileLock::acquire(out + ".lock");  // a prepare of the same folder at work
+    EXPECT_EQ(message_of([&] { prepare_corpus(config, "", "", out, quiet); }),
+              out + ".lock: another trepro prepare is writing " + out + ": wait for it");
+    EXPECT_TRUE(fs::exists(killed));  // nothing is removed while another prepare may be writing
+  }
   std::vector<std::string> notes;
   prepare_corpus(config, "", "", out, [&](const std::string& note) { notes.push_back(note); });
   EXPECT_FALSE(fs::exists(killed));
-  EXPECT_TRUE(fs::exists(other_host));  // another host's process cannot be looked up from here
+  EXPECT_FALSE(fs::exists(older_format));
+  EXPECT_TRUE(fs::exists(other_folder));  // another folder's
   EXPECT_TRUE(fs::exists(fs::path(out) / "manifest.json"));
   EXPECT_NE(std::find(notes.begin(), notes.end(),
                       "prepare: removed " + killed.string() + ", left by a prepare that was killed"),
             notes.end());
+}
+
+TEST(PreparedCorpus, MakesTheParentsOfANestedOutWithATrailingSlash) {
+  const fs::path dir = corpus_dir("nested");
+  const fs::path out = dir / "data" / "wmt" / "prepared";
+  prepare_corpus(parallel_config(dir), "", "", out.string() + "/", quiet);
+  EXPECT_TRUE(fs::exists(out / "manifest.json"));
+  EXPECT_FALSE(fs::exists(out / "prepared"));
 }
 
 TEST(PreparedCorpus, AMissingSplitIsFoundBeforeTheVocabularyIsTrained) {

@@ -45,6 +45,12 @@ check_resume() {
 }
 
 check_resume copy "$2/experiments/configs/copy_tiny.json" 20 --steps 60 --checkpoint-every 20 --validate-every 20
+# A run extended with another --steps (the documented way) stays one run: its checkpoints from
+# both sessions average.
+"$trepro" train --resume --out "$scratch/copy_whole" --steps 80 --checkpoint-every 20 --validate-every 20 >/dev/null
+"$trepro" average "$scratch/copy_whole" --last 4 --out "$scratch/extended_average.safetensors" ||
+  { echo "FAIL: the checkpoints of a run extended with --steps 80 do not average" >&2; exit 1; }
+echo "copy: steps 20-80 of a run extended from --steps 60 to 80 averaged"
 make_multi30k_fixture
 # 30 epochs (~130 steps): the kill after step 4 lands long before the end.
 sed 's/"epochs": 3/"epochs": 30/' "$scratch/tiny_multi30k.json" >"$scratch/resume_multi30k.json"

@@ -1,6 +1,5 @@
-// trepro prepare's work: the vocabulary, then every split binarized into DATA_DIR.partial.<host>.<pid>,
+// trepro prepare's work: the vocabulary, then every split binarized into DATA_DIR.partial.<pid>,
 // then the manifest, then one rename (experiments/data/prepared_corpus.h has the layout).
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +10,12 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/file_lock.h"
 #include "core/sha256.h"
 #include "experiments/data/prepared_corpus.h"
 #include "experiments/data/sentence_sample.h"
@@ -154,7 +155,8 @@ class TrainingLines {
   }
 
  private:
-  // 64-bit hashes: a chance collision among WMT's 4.5M lines is about 1e-6.
+  // 64-bit hashes: a held-out line matches one of WMT's 4.5M training lines by chance with
+  // probability about 4.5e6 / 2^64, 2.4e-13.
   static std::uint64_t hash(const std::string& line) { return std::hash<std::string>{}(line); }
 
   std::vector<std::uint64_t> sources_, pairs_;
@@ -267,7 +269,7 @@ nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, cons
 
 // An existing folder is reused only when it was prepared from the same text (and vocabulary,
 // when one is given): the settings alone do not say that the corpus files are the same.
-nlohmann::json reuse_prepared(const Config& config, const CorpusSpec& spec, const std::string& vocabulary_model,
+nlohmann::json reuse_prepared(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
                               const std::string& out, const RateProgress::Note& note) {
   nlohmann::json manifest = PreparedCorpus::open(out, config).manifest();
   const std::string where = out + "/manifest.json: ";
@@ -276,7 +278,15 @@ nlohmann::json reuse_prepared(const Config& config, const CorpusSpec& spec, cons
     throw std::runtime_error(where + "records no input files (an older trepro prepared it), so its text cannot be "
                              "checked" + remedy);
   }
-  const nlohmann::json now = input_files(spec);
+  CorpusSpec spec;
+  nlohmann::json now;
+  try {
+    spec = corpus_spec(config, data_dir);
+    now = input_files(spec);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("prepare: " + out + " exists, and reusing it checks the text it was prepared from "
+                             "(train --data needs no text): " + e.what());
+  }
   const nlohmann::json& then = manifest.at("inputs");
   for (const auto& [name, file] : now.items()) {
     if (!then.contains(name)) {
@@ -297,48 +307,41 @@ nlohmann::json reuse_prepared(const Config& config, const CorpusSpec& spec, cons
   return manifest;
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
-
-// OUT.partial.<host>.<pid> folders of this host whose process is gone were left by a prepare that
-// was killed: they are removed. One whose process runs is another prepare of the same folder.
-// Another host's (a shared filesystem) cannot be judged from here and is left alone.
-void clear_killed_partials(const std::string& out, const std::string& host, const RateProgress::Note& note) {
-  const fs::path target = fs::absolute(out);
-  const std::string prefix = target.filename().string() + ".partial." + host + ".";
+// Every OUT.partial.<pid> folder is left by a prepare that was killed (of any version or host):
+// the caller holds OUT.lock, so no other prepare of OUT is writing one.
+void clear_killed_partials(const fs::path& out, const RateProgress::Note& note) {
+  const std::string prefix = out.filename().string() + ".partial.";
   std::vector<fs::path> killed;
-  for (const fs::directory_entry& entry : fs::directory_iterator(target.parent_path())) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-    if (::kill(pid, 0) == 0 || errno == EPERM) {
-      throw std::runtime_error(entry.path().string() + ": process " + pid_text +
-                               " is preparing the same folder (if it is not a trepro prepare, remove the folder)");
-    }
-    killed.push_back(entry.path());
+  for (const fs::directory_entry& entry : fs::directory_iterator(out.parent_path())) {
+    if (entry.path().filename().string().starts_with(prefix)) killed.push_back(entry.path());
   }
-  for (const fs::path& folder : killed) {  // only once no prepare of `out` is known to run
+  for (const fs::path& folder : killed) {
     fs::remove_all(folder);
     note("prepare: removed " + folder.string() + ", left by a prepare that was killed");
   }
 }
 
+// `out` as one folder path: absolute, normalized, without a trailing slash (data/x/ names x).
+fs::path folder_path(const std::string& out) {
+  fs::path path = fs::absolute(out).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  return path;
+}
+
 }  // namespace
 
 nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
-                              const std::string& out, const RateProgress::Note& note) {
+                              const std::string& out_arg, const RateProgress::Note& note) {
+  const fs::path out_folder = folder_path(out_arg);
+  const std::string out = out_folder.string();
+  fs::create_directories(out_folder.parent_path());
+  // Held until prepare returns; the kernel drops it when a prepare is killed (core/file_lock.h).
+  const std::optional<FileLock> lock = FileLock::try_acquire(out + ".lock");
+  if (!lock) throw std::runtime_error(out + ".lock: another trepro prepare is writing " + out + ": wait for it");
+  clear_killed_partials(out_folder, note);
+  if (fs::exists(out_folder)) return reuse_prepared(config, data_dir, vocabulary_model, out, note);
   const CorpusSpec spec = corpus_spec(config, data_dir);
-  if (fs::exists(out)) return reuse_prepared(config, spec, vocabulary_model, out, note);
-  const std::string host = host_name();
-  clear_killed_partials(out, host, note);
-  const fs::path partial = out + ".partial." + host + "." + std::to_string(::getpid());
+  const fs::path partial = out + ".partial." + std::to_string(::getpid());
   fs::create_directories(partial);
   try {
     nlohmann::json manifest = write_prepared(config, spec, vocabulary_model, partial, note);

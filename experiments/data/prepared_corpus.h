@@ -13,7 +13,8 @@
 //   <split>.<language>.tokens  the ids of the split's kept pairs, one after another: uint16 when
 //                              the vocabulary has at most 65,536 pieces, else int32 (host order)
 //   <split>.<language>.offsets uint64 [pairs + 1]: pair i is tokens [offsets[i], offsets[i + 1])
-// The folder appears whole or not at all: it is written as DATA_DIR.partial.<host>.<pid> and renamed.
+// The folder appears whole or not at all: it is written as DATA_DIR.partial.<pid> and renamed, by
+// a prepare that holds DATA_DIR.lock (flock) meanwhile.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +40,9 @@ nlohmann::json prepared_settings(const Config& config, const CorpusSpec& spec);
 // vocabulary on data.vocabulary.sample_sentences sentences unless `vocabulary_model` names a
 // model to use. When `out` exists it is checked (PreparedCorpus::open, then the input text's and
 // the given vocabulary's sha256 against its manifest) and reused; any difference is an error
-// naming the file. Partial folders left by a killed prepare of `out` on this host are removed.
-// Returns the manifest.
+// naming the file. `out`'s parent folders are made. A second prepare of the same `out` is refused
+// (out.lock), and partial folders left by a killed prepare of `out` are removed. Returns the
+// manifest.
 nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
                               const std::string& out, const RateProgress::Note& note);
 

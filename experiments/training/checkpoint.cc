@@ -44,7 +44,7 @@ void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, co
   Backend& backend = model.backend();
   std::map<std::string, Tensor> tensors = model.parameters().values(backend);
   tensors.merge(adam.state(backend));
-  const std::map<std::string, std::string> metadata = {
+  std::map<std::string, std::string> metadata = {
       {"format", "trepro-checkpoint-1"},
       {"step", std::to_string(state.step)},
       {"epoch", std::to_string(state.position.epoch)},
@@ -54,6 +54,7 @@ void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, co
       {"best_step", std::to_string(state.best_step)},
       {"config_hash", state.config_hash},
   };
+  if (!state.recipe_hash.empty()) metadata["recipe_hash"] = state.recipe_hash;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   write_safetensors(path, tensors, metadata);
 }
@@ -74,6 +75,8 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
   state.best_validation_loss = number<double>(file, path, "best_validation_loss");
   state.best_step = number<std::int64_t>(file, path, "best_step");
   state.config_hash = field(file, path, "config_hash");
+  const auto recipe = file.metadata.find("recipe_hash");
+  if (recipe != file.metadata.end()) state.recipe_hash = recipe->second;
   return state;
 }
 
@@ -111,17 +114,21 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   if (paths.empty()) throw std::invalid_argument("average: no checkpoints");
   std::map<std::string, Tensor> sums;  // float64
   DType dtype = DType::f32;
-  std::string config_hash;
+  std::string recipe_hash;  // the first file's that records one
+  std::string recipe_path;
   for (std::size_t f = 0; f < paths.size(); ++f) {
     const SafetensorsFile file = read_safetensors(paths[f]);
     // Same shapes do not make the same model: a run restarted in its folder with another
     // learning rate or dropout writes checkpoints that fit, and their mean is of no run.
-    const auto hash = file.metadata.find("config_hash");
-    const std::string this_hash = hash == file.metadata.end() ? "" : hash->second;
-    if (f == 0) config_hash = this_hash;
-    if (this_hash != config_hash) {
-      throw std::runtime_error(paths[f] + ": config_hash \"" + this_hash + "\", but \"" + config_hash + "\" in " +
-                               paths[0] + ": checkpoints of different configs are not averaged");
+    const auto recipe = file.metadata.find("recipe_hash");
+    if (recipe != file.metadata.end()) {
+      if (recipe_hash.empty()) {
+        recipe_hash = recipe->second;
+        recipe_path = paths[f];
+      } else if (recipe->second != recipe_hash) {
+        throw std::runtime_error(paths[f] + ": recipe_hash \"" + recipe->second + "\", but \"" + recipe_hash +
+                                 "\" in " + recipe_path + ": checkpoints of different configs are not averaged");
+      }
     }
     std::size_t count = 0;
     for (const auto& [name, tensor] : file.tensors) {
@@ -154,7 +161,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   }
   std::map<std::string, std::string> metadata = {{"format", "trepro-average-1"},
                                                  {"averaged", std::to_string(paths.size())}};
-  if (!config_hash.empty()) metadata["config_hash"] = config_hash;
+  if (!recipe_hash.empty()) metadata["recipe_hash"] = recipe_hash;
   write_safetensors(out, mean, metadata);
 }
 

@@ -1,7 +1,7 @@
 // Training checkpoints: one safetensors file holding every parameter by its name (what
 // `forward --weights`, decoding and Parameters::load read), the Adam moments as adam.m.<name>
 // and adam.v.<name> (ignored by loaders of weights), and in __metadata__ the step, the data
-// position, the seed, the best validation loss so far and the config hash. Dropout is keyed by
+// position, the seed, the best validation loss so far, the config hash and the recipe hash. Dropout is keyed by
 // (seed, step, micro-batch) (model/context.h), so these are the whole state of a run: resuming from step N continues
 // bit-identically to a run never interrupted.
 //
@@ -25,6 +25,9 @@ struct CheckpointState {
   double best_validation_loss = std::numeric_limits<double>::infinity();
   std::int64_t best_step = 0;
   std::string config_hash;
+  // recipe_hash (run_config.h): the same in every checkpoint of one run, --steps and the other
+  // session overrides aside; empty in checkpoints written before it was recorded.
+  std::string recipe_hash;
 };
 
 // Atomic (temporary file, fsync, rename).
@@ -52,8 +55,9 @@ struct StepCheckpoint {
 std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir);
 
 // The element-wise mean of the parameters (not the Adam moments) of `paths`, computed in double
-// and written in the first file's dtype to `out` (atomically), with their config_hash. Every
-// file must hold the same parameter names and shapes and the same config_hash.
+// and written in the first file's dtype to `out` (atomically), with their recipe_hash. Every
+// file must hold the same parameter names and shapes, and the same recipe_hash where both files
+// of a pair record one (checkpoints of one run resumed with another --steps share it).
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out);
 
 }  // namespace trepro

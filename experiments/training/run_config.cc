@@ -19,11 +19,7 @@ Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
     if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
     config = load_config(saved);
     if (!o.config_path.empty()) {
-      Config given = load_config(o.config_path);
-      given.train.max_steps = config.train.max_steps;
-      given.train.validate_every = config.train.validate_every;
-      given.train.checkpoint_every = config.train.checkpoint_every;
-      if (config_hash(given) != config_hash(config)) {
+      if (recipe_hash(load_config(o.config_path)) != recipe_hash(config)) {
         throw std::runtime_error(o.config_path + ": differs from " + saved + " (resume continues the saved config)");
       }
     }
@@ -39,6 +35,14 @@ Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
   if (o.validate_every) config.train.validate_every = *o.validate_every;
   if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
   return config;
+}
+
+std::string recipe_hash(Config config) {
+  const TrainConfig defaults;
+  config.train.max_steps = defaults.max_steps;
+  config.train.validate_every = defaults.validate_every;
+  config.train.checkpoint_every = defaults.checkpoint_every;
+  return config_hash(config);
 }
 
 }  // namespace trepro

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/config.h"
 #include "experiments/training/train_run.h"
@@ -15,5 +16,10 @@ namespace trepro {
 // before writing it, or never started), unless it has checkpoints. `planned_steps` gets
 // train.max_steps before the --steps override, for the time estimate of a short trial run.
 Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps);
+
+// config_hash of `config` with the lengths a session may override on --resume (train.max_steps,
+// validate_every, checkpoint_every) at their defaults: what every checkpoint of one run shares,
+// and what --resume requires of a CONFIG given again.
+std::string recipe_hash(Config config);
 
 }  // namespace trepro

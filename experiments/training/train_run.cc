@@ -71,6 +71,7 @@ class Run {
     model_.initialize(config_.train.seed);
     state_.seed = config_.train.seed;
     state_.config_hash = config_hash(config_);
+    state_.recipe_hash = recipe_hash(config_);
     if (o.resume) resume();
     if (writes_) history_ = RunHistory::load(in_run(o.run_dir, "history.jsonl"), state_.step);
     agree_on_patience();
@@ -199,6 +200,7 @@ class Run {
     resumed_ = true;
     if (writes_) adopt_newer_best_checkpoint();
     state_.config_hash = config_hash(config_);
+    state_.recipe_hash = recipe_hash(config_);
     trainer_->set_steps_done(state_.step);
     note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
                     std::to_string(state_.position.epoch) + ")");
