@@ -5,16 +5,13 @@
 // (peak_MiB, reference_peak_MiB): the heap high-water mark of one call over what was live before
 // it (alloc_tracker.h), the CPU backend's measured on a fresh backend so that its workspace
 // (allocated once, reused by later calls) counts.
-#include <chrono>
 #include <cstdint>
 
-#include <Eigen/Core>
 #include <benchmark/benchmark.h>
 
 #include "bench/alloc_tracker.h"
 #include "bench/bench_support.h"
 #include "core/random_tensor.h"
-#include "reference/reference_backend.h"
 
 namespace trepro::bench {
 namespace {
@@ -49,23 +46,16 @@ void run_against_reference(benchmark::State& state, bool backward, Call&& call) 
   // Batch rows so that every length processes at least 4096 query positions in total.
   const std::int64_t batch = t >= 4096 ? 1 : 4096 / t;
   auto ours = cpu_backend(threads);
-  Eigen::setNbThreads(threads);  // the reference's GEMMs, else OpenMP's default (every core) in 1-thread rows
-  reference::ReferenceBackend<float> peer;
-  Inputs mine(*ours, batch, t), theirs(peer, batch, t);
-  mine.forward(*ours);
-  theirs.forward(peer);
-  call(mine, *ours);
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) call(mine, *ours);
-  const double t_ours = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-                        static_cast<double>(state.iterations());
-  const double t_peer = seconds_per_call([&] { call(theirs, peer); }, 0.2);
-  state.counters["x_reference"] = t_peer / t_ours;
+  auto peer = reference_backend(threads);
+  Inputs mine(*ours, batch, t), theirs(*peer, batch, t);
+  mine.forward(*ours);  // backward reads the forward's out and lse
+  theirs.forward(*peer);
+  time_against_reference(state, [&] { call(mine, *ours); }, [&] { call(theirs, *peer); });
   state.counters["peak_MiB"] = peak_extra_mib([&] {
     auto fresh = cpu_backend(threads);
     call(mine, *fresh);
   });
-  state.counters["reference_peak_MiB"] = peak_extra_mib([&] { call(theirs, peer); });
+  state.counters["reference_peak_MiB"] = peak_extra_mib([&] { call(theirs, *peer); });
   state.counters["batch"] = static_cast<double>(batch);
   state.SetLabel(backward ? "backward" : "forward");
 }
@@ -92,11 +82,3 @@ BENCHMARK(BM_AttentionBackward)->Apply(lengths);
 
 }  // namespace
 }  // namespace trepro::bench
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  trepro::bench::add_machine_context();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -1,17 +1,43 @@
 #include "bench/bench_support.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
+#include <Eigen/Core>
+
+#include "core/philox.h"
 #include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/dispatch.h"
+#include "reference/reference_backend.h"
 
 namespace trepro::bench {
 
 std::unique_ptr<Backend> cpu_backend(int threads) {
   const std::string name = cpu::default_cpu_backend_name();
   return cpu::make_cpu_backend(cpu::target_from_name(name.substr(4)), threads);
+}
+
+std::unique_ptr<Backend> reference_backend(int threads) {
+  Eigen::setNbThreads(threads);
+  return std::make_unique<reference::ReferenceBackend<float>>();
+}
+
+Tensor random_indices(Backend& backend, const Shape& shape, std::int64_t bound, std::uint64_t seed) {
+  const PhiloxKey key{seed, 0, 0x1d5};  // not random_tensor's site: its own stream of values
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto drawn = static_cast<std::int64_t>(philox_uniform(key, i) * static_cast<double>(bound));
+    values[i] = static_cast<double>(std::min(drawn, bound - 1));  // u * bound rounds up to bound near u = 1
+  }
+  return backend.upload(Tensor::from_values(shape, DType::i32, values));
+}
+
+void set_bandwidth(benchmark::State& state, double bytes, const SecondsPerCall& t) {
+  state.counters["GB_per_s"] = bytes / t.ours * 1e-9;
+  state.counters["reference_GB_per_s"] = bytes / t.reference * 1e-9;
 }
 
 // A cloud VM's model name can be a bare "AMD EPYC" for Zen 2, 3 and 4 alike: the family, model

@@ -120,11 +120,3 @@ BENCHMARK(BM_LinearBackward)->Apply(transformer_shapes);
 
 }  // namespace
 }  // namespace trepro::bench
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  trepro::bench::add_machine_context();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
