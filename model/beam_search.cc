@@ -110,13 +110,17 @@ double best_score(const std::vector<Hypothesis>& finished) {
 // One step of one sentence: its live hypotheses are extended by the scorer's `log_probs`.
 void advance(Sentence& s, const Tensor& log_probs, const SearchTokens& tokens, const BeamOptions& options) {
   const auto beam = static_cast<std::size_t>(options.beam);
+  const bool k_finished = options.stop == BeamStop::k_finished;
+  const std::size_t eos_ranks = k_finished ? beam : 2 * beam;
   std::vector<Live> next;
   const std::vector<Candidate> candidates = best_candidates(s, log_probs, 2 * beam, tokens);
   for (std::size_t rank = 0; rank < candidates.size(); ++rank) {
     const Candidate& c = candidates[rank];
     const Live& parent = s.live[static_cast<std::size_t>(c.live_index)];
     if (c.token == tokens.eos) {
-      if (rank < beam && s.finished.size() < beam) s.finished.push_back(finish(parent, true, c.log_prob, options.alpha));
+      if (rank < eos_ranks && (!k_finished || s.finished.size() < beam)) {
+        s.finished.push_back(finish(parent, true, c.log_prob, options.alpha));
+      }
     } else if (next.size() < beam) {
       Live child{parent.tokens, c.log_prob, parent.row};
       child.tokens.push_back(c.token);
@@ -128,7 +132,7 @@ void advance(Sentence& s, const Tensor& log_probs, const SearchTokens& tokens, c
     for (const Live& h : s.live) s.finished.push_back(finish(h, false, h.log_prob, options.alpha));
     s.live.clear();
   }
-  if (s.live.empty() || s.finished.size() >= beam) {
+  if (s.live.empty() || (k_finished && s.finished.size() >= beam)) {
     s.done = true;
     return;
   }

@@ -108,10 +108,18 @@ std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std:
     }
     const std::vector<Hypothesis> hypotheses =
         options.greedy ? greedy_search(model, src, tokens, options.max_extra)
-                       : beam_search(model, src, tokens, {options.beam, options.alpha, options.max_extra});
+                       : beam_search(model, src, tokens, {options.beam, options.alpha, options.max_extra, options.beam_stop});
     for (std::size_t r = 0; r < batch.size(); ++r) results[batch[r]] = hypotheses[r];
   }
   return results;
+}
+
+std::string to_string(BeamStop stop) { return stop == BeamStop::bound ? "bound" : "k_finished"; }
+
+BeamStop beam_stop_from_string(const std::string& name) {
+  if (name == "k_finished") return BeamStop::k_finished;
+  if (name == "bound") return BeamStop::bound;
+  throw std::invalid_argument("beam stop: unknown value \"" + name + "\" (expected k_finished, bound)");
 }
 
 }  // namespace trepro

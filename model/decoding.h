@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/incremental_decoder.h"
@@ -63,10 +64,19 @@ std::vector<std::int64_t> max_output_lengths(const ModelConfig& config, const Te
 // How to translate a list of sentences: greedy (beam 1 is the same search) or beam search, in
 // batches of sentences of similar length holding at most `max_tokens` source tokens and, when
 // `max_sentences` > 0, at most that many sentences.
+// When beam search ends a sentence (model/beam_search.h): k_finished, fairseq's, once K
+// hypotheses have finished; bound, tensor2tensor's (the paper's code), only once no live
+// hypothesis can beat the best finished one.
+enum class BeamStop { k_finished, bound };
+// "k_finished", "bound"; and back, throwing std::invalid_argument naming the value.
+std::string to_string(BeamStop stop);
+BeamStop beam_stop_from_string(const std::string& name);
+
 struct TranslateOptions {
   bool greedy = false;
   std::int64_t beam = 4;
   double alpha = 0.6;
+  BeamStop beam_stop = BeamStop::k_finished;
   std::int64_t max_extra = 50;
   std::int64_t max_tokens = 2000;
   std::int64_t max_sentences = 0;

@@ -197,6 +197,63 @@ TEST(BeamSearch, StopsAtTheMaximumLengthWithoutEos) {
   EXPECT_NEAR(out[1].score, 5 * std::log(0.5) / length_penalty(5, 0.6), 1e-12);
 }
 
+// Beam 2, alpha 0.6. Step 1: a 0.45, EOS 0.35, b 0.20: the empty output finishes, ln 0.35 / lp(1)
+// = -1.050. Step 2: after "a", c 0.95; after "b", EOS 0.9: "b EOS" finishes, ln(0.2 * 0.9) /
+// lp(2) = -1.563. k_finished stops there, with two finished, and returns the empty output; but
+// "a c EOS" (EOS 0.99 after "a c") scores ln(0.45 * 0.95 * 0.99) / lp(3) = -0.724, and the bound
+// after step 2, ln(0.45 * 0.95) / lp(10) = -0.49, says it still may win: bound finds it, as greedy
+// search does.
+std::vector<double> early_short_finish(const Prefix& prefix) {
+  if (prefix == Prefix{kBos}) return log_probs(0.35, 0.45, 0.20, 1e-6);
+  if (prefix == Prefix{kBos, kA}) return log_probs(0.02, 1e-6, 0.03, 0.95);
+  if (prefix == Prefix{kBos, kB}) return log_probs(0.9, 0.05, 0.05, 1e-6);
+  if (prefix == Prefix{kBos, kA, kC}) return log_probs(0.99, 0.005, 0.005, 1e-6);
+  return log_probs(1e-6, 1.0 / 3, 1.0 / 3, 1.0 / 3);
+}
+
+TEST(BeamSearch, KFinishedStopsBeforeABetterLongerHypothesisThatBoundFinds) {
+  TableScorer k_finished_scorer(1, early_short_finish);
+  const Hypothesis k_finished = beam_search(k_finished_scorer, {10}, kTokens, {2, 0.6, 0, BeamStop::k_finished}).front();
+  EXPECT_TRUE(k_finished.tokens.empty());
+  EXPECT_NEAR(k_finished.score, std::log(0.35), 1e-12);  // lp(1) = 1
+
+  TableScorer bound_scorer(1, early_short_finish);
+  const Hypothesis bound = beam_search(bound_scorer, {10}, kTokens, {2, 0.6, 0, BeamStop::bound}).front();
+  EXPECT_EQ(bound.tokens, (Prefix{kA, kC}));
+  EXPECT_NEAR(bound.score, std::log(0.45 * 0.95 * 0.99) / length_penalty(3, 0.6), 1e-12);
+
+  TableScorer greedy_scorer(1, early_short_finish);
+  EXPECT_EQ(greedy_search(greedy_scorer, {10}, kTokens).front().tokens, (Prefix{kA, kC}));
+}
+
+// With bound, an EOS ranked between K and 2K finishes its hypothesis too (k_finished drops it):
+// at step 2 "a EOS", ln(0.6 * 0.3) = -1.71, is the 4th of the best 4 with beam 2 (after "a b",
+// "a c" and "b a"), scored -1.71 / lp(2) = -1.56; every other path goes on with tokens of 0.5 at
+// best and ends at length 4 without EOS, ln(0.6 * 0.35 * 0.5^2) / lp(4) = -2.31.
+TEST(BeamSearch, BoundFinishesAnEosAmongTheBestTwoK) {
+  auto distribution = [](const Prefix& prefix) {
+    if (prefix == Prefix{kBos}) return log_probs(1e-6, 0.6, 0.4, 1e-6);
+    if (prefix == Prefix{kBos, kA}) return log_probs(0.3, 1e-6, 0.35, 0.35);
+    return log_probs(1e-9, 0.5, 0.25, 0.25);
+  };
+  TableScorer bound_scorer(1, distribution);
+  const Hypothesis bound = beam_search(bound_scorer, {4}, kTokens, {2, 0.6, 0, BeamStop::bound}).front();
+  EXPECT_EQ(bound.tokens, (Prefix{kA}));
+  EXPECT_TRUE(bound.ended);
+  TableScorer k_finished_scorer(1, distribution);
+  EXPECT_FALSE(beam_search(k_finished_scorer, {4}, kTokens, {2, 0.6, 0, BeamStop::k_finished}).front().ended);
+}
+
+TEST(BeamStop, NamesRoundTripAndAnUnknownOneIsAnError) {
+  for (BeamStop stop : {BeamStop::k_finished, BeamStop::bound}) EXPECT_EQ(beam_stop_from_string(to_string(stop)), stop);
+  try {
+    beam_stop_from_string("early");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "beam stop: unknown value \"early\" (expected k_finished, bound)");
+  }
+}
+
 // A scorer that counts its calls.
 class CountingScorer : public TableScorer {
  public:

@@ -110,6 +110,7 @@ void evaluate_run(const EvaluateOptions& o) {
                       {"greedy", o.search.greedy},
                       {"beam", o.search.greedy ? 1 : o.search.beam},
                       {"length_penalty_alpha", o.search.alpha},
+                      {"beam_stop", to_string(o.search.beam_stop)},
                       {"max_extra", o.search.max_extra},
                       {"sentences", hypotheses.size()},
                       {"bleu_verbose", bleu::verbose_score(score)},

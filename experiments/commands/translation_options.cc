@@ -1,5 +1,8 @@
 #include "experiments/commands/translation_options.h"
 
+#include <map>
+#include <string>
+
 namespace trepro::cli {
 
 void TranslationModelOptions::add_options(CLI::App& cmd) {
@@ -21,6 +24,12 @@ void add_search_options(CLI::App& cmd, TranslateOptions& options) {
   cmd.add_option("--beam", options.beam, "beam size (the paper: 4)")->check(CLI::PositiveNumber);
   cmd.add_option("--alpha", options.alpha, "GNMT length penalty exponent (the paper: 0.6)")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--beam-stop", options.beam_stop,
+                 "when a sentence's beam search ends: k_finished (default; fairseq's: once K hypotheses have "
+                 "finished) or bound (tensor2tensor's, the paper's code: once no live hypothesis can beat the "
+                 "best finished one)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, BeamStop>{{"k_finished", BeamStop::k_finished}, {"bound", BeamStop::bound}}));
   cmd.add_option("--max-extra", options.max_extra, "maximum output length = source length + this (the paper: 50)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--max-tokens", options.max_tokens, "source tokens per decoding batch")->check(CLI::PositiveNumber);

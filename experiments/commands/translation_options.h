@@ -16,7 +16,7 @@ struct TranslationModelOptions : TranslationModelSource {
   TranslationModel load() const;
 };
 
-// --greedy, --beam, --alpha, --max-extra, --max-tokens.
+// --greedy, --beam, --alpha, --beam-stop, --max-extra, --max-tokens, --max-sentences.
 void add_search_options(CLI::App& cmd, TranslateOptions& options);
 
 }  // namespace trepro::cli

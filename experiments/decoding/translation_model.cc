@@ -80,7 +80,9 @@ std::string describe(const TranslateOptions& options) {
   if (options.greedy) return "greedy, " + length;
   char alpha[32];
   std::snprintf(alpha, sizeof alpha, "%g", options.alpha);
-  return "beam " + std::to_string(options.beam) + ", alpha " + alpha + ", " + length;
+  // The default stop leaves the text as reports before --beam-stop wrote it.
+  const std::string stop = options.beam_stop == BeamStop::k_finished ? "" : ", stop at the bound";
+  return "beam " + std::to_string(options.beam) + ", alpha " + alpha + stop + ", " + length;
 }
 
 }  // namespace trepro
