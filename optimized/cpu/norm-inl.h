@@ -67,30 +67,30 @@ HWY_INLINE void norm_row_backward(NormKind kind, const float* x, std::size_t d, 
 }
 
 // Columns [c0, c1) of the parameter gradients: dgamma += sum_n dy xhat, dbeta += sum_n dy (dbeta
-// may be null), rows added one by one in order (as the reference does).
+// may be null), rows added one by one in order (as the reference does). Rows are the outer loop,
+// so x and dy stream through memory row after row and the sums stay in dgamma and dbeta (in L1):
+// going down one vector-wide column at a time read each cache line of x and dy twice, rows
+// apart, and was half the reference's (Eigen's) speed. Each column still adds its rows in the
+// same order, so the result is the same bit for bit.
 HWY_INLINE void norm_parameter_gradients(const float* x, const float* dy, const float* mean, const float* rstd,
                                          std::size_t rows, std::size_t d, std::size_t c0, std::size_t c1,
                                          float* dgamma, float* dbeta) {
   const FloatTag t;
   const std::size_t lanes = hn::Lanes(t);
-  std::size_t c = c0;
-  for (; c + lanes <= c1; c += lanes) {
-    auto g = hn::LoadU(t, dgamma + c);
-    auto b = dbeta != nullptr ? hn::LoadU(t, dbeta + c) : hn::Zero(t);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const auto dyv = hn::LoadU(t, dy + r * d + c);
-      const auto xhat = hn::Mul(hn::Sub(hn::LoadU(t, x + r * d + c), hn::Set(t, mean[r])), hn::Set(t, rstd[r]));
-      g = hn::MulAdd(dyv, xhat, g);
-      b = hn::Add(b, dyv);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto vmean = hn::Set(t, mean[r]), vrstd = hn::Set(t, rstd[r]);
+    const float* x_row = x + r * d;
+    const float* dy_row = dy + r * d;
+    std::size_t c = c0;
+    for (; c + lanes <= c1; c += lanes) {
+      const auto dyv = hn::LoadU(t, dy_row + c);
+      const auto xhat = hn::Mul(hn::Sub(hn::LoadU(t, x_row + c), vmean), vrstd);
+      hn::StoreU(hn::MulAdd(dyv, xhat, hn::LoadU(t, dgamma + c)), t, dgamma + c);
+      if (dbeta != nullptr) hn::StoreU(hn::Add(hn::LoadU(t, dbeta + c), dyv), t, dbeta + c);
     }
-    hn::StoreU(g, t, dgamma + c);
-    if (dbeta != nullptr) hn::StoreU(b, t, dbeta + c);
-  }
-  for (; c < c1; ++c) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      const float dyv = dy[r * d + c];
-      dgamma[c] += dyv * ((x[r * d + c] - mean[r]) * rstd[r]);
-      if (dbeta != nullptr) dbeta[c] += dyv;
+    for (; c < c1; ++c) {
+      dgamma[c] += dy_row[c] * ((x_row[c] - mean[r]) * rstd[r]);
+      if (dbeta != nullptr) dbeta[c] += dy_row[c];
     }
   }
 }

@@ -54,9 +54,11 @@ void norm_parameter_gradients_parallel(const CpuContext& ctx, const float* x, co
                                        const float* rstd, std::int64_t rows, std::int64_t d, float* dgamma,
                                        float* dbeta) {
   const auto kernel = for_target(HWY_DISPATCH_TABLE(norm_parameter_gradients_columns), ctx.target);
-  // Blocks of 64 columns: the split never cuts a vector, so every column gets the same code.
+  // Blocks of 64 columns: the split never cuts a vector, so every column gets the same code. One
+  // task per thread, each streaming its columns of every row.
   const std::int64_t blocks = (d + 63) / 64;
-  ctx.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(rows * 64, 1)),
+  const std::int64_t threads = std::max(1, ctx.pool.threads());
+  ctx.pool.parallel_for(0, blocks, std::max<std::int64_t>(1, (blocks + threads - 1) / threads),
                         [&](std::int64_t lo, std::int64_t hi) {
                           kernel(x, dy, mean, rstd, static_cast<std::size_t>(rows), static_cast<std::size_t>(d),
                                  static_cast<std::size_t>(lo * 64), static_cast<std::size_t>(std::min(d, hi * 64)),
