@@ -116,10 +116,4 @@ std::vector<Hypothesis> translate_all(Transformer& model, const std::vector<std:
 
 std::string to_string(BeamStop stop) { return stop == BeamStop::bound ? "bound" : "k_finished"; }
 
-BeamStop beam_stop_from_string(const std::string& name) {
-  if (name == "k_finished") return BeamStop::k_finished;
-  if (name == "bound") return BeamStop::bound;
-  throw std::invalid_argument("beam stop: unknown value \"" + name + "\" (expected k_finished, bound)");
-}
-
 }  // namespace trepro

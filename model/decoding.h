@@ -68,9 +68,8 @@ std::vector<std::int64_t> max_output_lengths(const ModelConfig& config, const Te
 // hypotheses have finished; bound, tensor2tensor's (the paper's code), only once no live
 // hypothesis can beat the best finished one.
 enum class BeamStop { k_finished, bound };
-// "k_finished", "bound"; and back, throwing std::invalid_argument naming the value.
+// "k_finished", "bound" (the names --beam-stop takes and test.decoding.beam_stop records).
 std::string to_string(BeamStop stop);
-BeamStop beam_stop_from_string(const std::string& name);
 
 struct TranslateOptions {
   bool greedy = false;

@@ -133,9 +133,20 @@ def main():
             test = json.load(f).get("test", {})
         check(result.returncode == 0 and test.get("checkpoint", "").startswith("checkpoints/average_last_2")
               and test.get("decoding", {}).get("beam") == 4
-              and test["decoding"].get("length_penalty_alpha") == 0.6 and test["decoding"].get("max_extra") == 50,
+              and test["decoding"].get("length_penalty_alpha") == 0.6 and test["decoding"].get("max_extra") == 50
+              and test["decoding"].get("beam_stop") == "k_finished",
               f"evaluate --average 2 with the paper's decoding by default: beam 4, alpha 0.6, output length "
-              f"source + 50 ({test.get('checkpoint')}; {test.get('decoding')}; {result.stderr.strip()[-200:]})")
+              f"source + 50, fairseq's stop ({test.get('checkpoint')}; {test.get('decoding')}; "
+              f"{result.stderr.strip()[-200:]})")
+        result = run([trepro, "evaluate", run_dir, "--beam-stop", "bound"])
+        with open(os.path.join(run_dir, "report.json")) as f:
+            decoding = json.load(f).get("test", {}).get("decoding", {})
+        check(result.returncode == 0 and decoding.get("beam_stop") == "bound"
+              and "stop at the bound" in decoding.get("search", ""),
+              f"evaluate --beam-stop bound records the rule ({decoding}; {result.stderr.strip()[-200:]})")
+        result = run([trepro, "translate", run_dir, "--beam-stop", "early"], stdin="x\n")
+        check(result.returncode != 0 and "--beam-stop" in result.stderr and "early" in result.stderr,
+              f"an unknown --beam-stop is an error naming the option and the value ({result.stderr.strip()})")
         check("bleu_paper_wmt14" not in test and "bleu_paper_wmt14_signature" not in test,
               "evaluate without --paper-wmt14 leaves no paper's BLEU of another checkpoint")
 
