@@ -361,7 +361,9 @@ def render(inputs, out_dir, fmt_):
         md += [f"## Ablation: {ablation.name}", "", ablation.description, "",
                "Seeds: " + ", ".join(str(s) for s in ablation.seeds)
                + (f"; baseline: {ablation.baseline}" if ablation.baseline else "")
-               + (f"; every cell on {ablation.backend}" if ablation.backend else ""), ""]
+               + (f"; every cell on {ablation.backend}" if ablation.backend else "")
+               + (f"; {ablation.decoding['split']} decoded from {ablation.decoding['checkpoint']} with "
+                  f"{ablation.decoding['search']}" if ablation.decoding else ""), ""]
         md += variant_lines(ablation) + [""]
         md += ablation_table(ablation) + [""]
         if ablation.claims:

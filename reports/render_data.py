@@ -212,6 +212,12 @@ class Ablation:
         self.seeds = seeds
         self.baseline = data.get("baseline")
         self.backend = data.get("backend")  # absent in summaries written before it was recorded
+        decoding = data.get("decoding")  # likewise
+        if decoding is not None and not (isinstance(decoding, dict)
+                                         and all(isinstance(decoding.get(k), str) for k in ("split", "checkpoint", "search"))):
+            raise InputError(f"{path}: \"decoding\": expected null or an object with strings \"split\", "
+                             "\"checkpoint\" and \"search\"")
+        self.decoding = decoding
         self.bootstrap = data.get("bootstrap") if isinstance(data.get("bootstrap"), dict) else {}
         self.variants = [self._variant(path, i, v) for i, v in enumerate(variants)]
         claims = data.get("claims", [])

@@ -7,7 +7,8 @@ German-English corpus laid out as Multi30K (so the test needs no data), then
              hypotheses file equal to translate's output (batching changes nothing), its BLEU
              equal to `trepro bleu` on that file (with --paper-wmt14 also the paper's measure,
              equal to `trepro bleu --paper-wmt14`), and `--average 2` naming the averaged
-             weights and dropping the paper's measure it did not compute;
+             weights and dropping the paper's measure it did not compute; each search other than
+             the paper's named in the hypotheses file, so that no decoding overwrites another's;
   attention  -> layers x heads probability matrices whose shapes match the tokens, and that
              reports/render.py draws;
   errors     -> a missing run or vocabulary is a message naming the file, not a crash.
@@ -109,6 +110,8 @@ def main():
                     "bleu_tok_lc", "hypotheses_file", "decoding"):
             check(key in test, f"report test.{key} written")
         check(test.get("checkpoint") == "checkpoints/best.safetensors", f"checkpoint relative to the run: {test.get('checkpoint')}")
+        check(test.get("hypotheses_file") == "test_2016_flickr.best.greedy.hyp.en",
+              f"a greedy decoding's hypotheses file names the search ({test.get('hypotheses_file')})")
         hyp_path = os.path.join(run_dir, test.get("hypotheses_file", "missing"))
         check(os.path.exists(hyp_path) and read_lines(hyp_path) == translated,
               "evaluate's hypotheses equal translate's (greedy, different batching)")
@@ -138,12 +141,20 @@ def main():
               f"evaluate --average 2 with the paper's decoding by default: beam 4, alpha 0.6, output length "
               f"source + 50, fairseq's stop ({test.get('checkpoint')}; {test.get('decoding')}; "
               f"{result.stderr.strip()[-200:]})")
+        averaged = os.path.splitext(os.path.basename(test.get("checkpoint", "")))[0]
+        check(test.get("hypotheses_file") == f"test_2016_flickr.{averaged}.hyp.en",
+              f"the paper's decoding's hypotheses file names the checkpoint only ({test.get('hypotheses_file')})")
         result = run([trepro, "evaluate", run_dir, "--beam-stop", "bound"])
         with open(os.path.join(run_dir, "report.json")) as f:
-            decoding = json.load(f).get("test", {}).get("decoding", {})
+            test = json.load(f).get("test", {})
+        decoding = test.get("decoding", {})
         check(result.returncode == 0 and decoding.get("beam_stop") == "bound"
               and "stop at the bound" in decoding.get("search", ""),
               f"evaluate --beam-stop bound records the rule ({decoding}; {result.stderr.strip()[-200:]})")
+        check(test.get("hypotheses_file") == "test_2016_flickr.best.bound.hyp.en"
+              and read_lines(hyp_path) == translated,
+              f"a beam decoding of the best checkpoint leaves the greedy one's file as it was "
+              f"({test.get('hypotheses_file')})")
         result = run([trepro, "translate", run_dir, "--beam-stop", "early"], stdin="x\n")
         check(result.returncode != 0 and "--beam-stop" in result.stderr and "early" in result.stderr,
               f"an unknown --beam-stop is an error naming the option and the value ({result.stderr.strip()})")

@@ -50,7 +50,13 @@ struct Sweep {
     const fs::path folder = dir / "out" / variant / ("seed_" + std::to_string(seed));
     fs::create_directories(folder);
     json test = json::object();
-    if (bleu >= 0) test = {{"perplexity", perplexity + 0.5}, {"bleu", bleu}};
+    if (bleu >= 0) {
+      test = {{"perplexity", perplexity + 0.5},
+              {"bleu", bleu},
+              {"split", "test_2016_flickr"},
+              {"checkpoint", "checkpoints/best.safetensors"},
+              {"decoding", {{"search", "beam 4, alpha 0.6, max length source + 50"}}}};
+    }
     std::ofstream(folder / "report.json") << json{
         {"status", status},
         {"backend", backend},
@@ -60,6 +66,15 @@ struct Sweep {
         {"test", test},
         {"timings", {{"target_tokens_per_second", 1000.0}, {"train_seconds", 10.0}}}}
                                                  .dump();
+  }
+
+  // Rewrites a cell's test.decoding.search and test.checkpoint, as another `trepro evaluate` would.
+  void decoded_with(const std::string& variant, int seed, const std::string& search, const std::string& checkpoint) const {
+    const fs::path path = dir / "out" / variant / ("seed_" + std::to_string(seed)) / "report.json";
+    json report = json::parse(std::ifstream(path));
+    report["test"]["decoding"]["search"] = search;
+    report["test"]["checkpoint"] = checkpoint;
+    std::ofstream(path) << report.dump();
   }
 
   json summary() const { return ablation_summary(spec, (dir / "spec.json").string(), (dir / "out").string(), ""); }
@@ -190,8 +205,41 @@ TEST(AblationSummary, TheCellsBackendIsTheSummarysAndTwoAreAnError) {
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("b/seed_1/report.json: trained on cuda, but "), std::string::npos) << message;
-    EXPECT_NE(message.find("a/seed_1/report.json on cpu-avx2"), std::string::npos) << message;
+    EXPECT_NE(message.find("a/seed_1/report.json trained on cpu-avx2"), std::string::npos) << message;
   }
+}
+
+// BLEU compares cells decoded alike: the same split, kind of checkpoint and search. A cell decoded
+// otherwise (greedy among beam cells, an averaged checkpoint among best ones) is an error naming it.
+TEST(AblationSummary, TheCellsDecodingIsTheSummarysAndTwoAreAnError) {
+  const Sweep sweep("decodings");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("b", 1, "finished", 9.0, 30.0);
+  sweep.cell("b", 2, "finished", 9.0, -1.0);  // not decoded: no decoding to compare
+  const json expected = {{"split", "test_2016_flickr"},
+                         {"checkpoint", "best.safetensors"},
+                         {"search", "beam 4, alpha 0.6, max length source + 50"}};
+  EXPECT_EQ(sweep.summary().at("decoding"), expected);
+  EXPECT_EQ(variant_of(sweep.summary(), "a").at("cells").at(0).at("test_decoding"), expected);
+  const auto error_of = [&sweep] {
+    try {
+      sweep.summary();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  sweep.decoded_with("b", 1, "greedy, max length source + 50", "checkpoints/best.safetensors");
+  std::string message = error_of();
+  EXPECT_NE(message.find("b/seed_1/report.json: was decoded with {"), std::string::npos) << message;
+  EXPECT_NE(message.find("\"search\":\"greedy, max length source + 50\""), std::string::npos) << message;
+  EXPECT_NE(message.find("a/seed_1/report.json was decoded with {"), std::string::npos) << message;
+  EXPECT_NE(message.find("decode them alike"), std::string::npos) << message;
+  sweep.decoded_with("b", 1, "beam 4, alpha 0.6, max length source + 50", "checkpoints/average_5.safetensors");
+  message = error_of();
+  EXPECT_NE(message.find("\"checkpoint\":\"average_5.safetensors\""), std::string::npos) << message;
+  sweep.decoded_with("b", 1, "beam 4, alpha 0.6, max length source + 50", "checkpoints/best.safetensors");
+  EXPECT_EQ(sweep.summary().at("decoding"), expected);
 }
 
 TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {

@@ -75,6 +75,11 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
     cell["test_split"] = test["split"];
     cell["hypotheses"] = (folder / test["hypotheses_file"].get<std::string>()).string();
   }
+  if (test.contains("decoding") && test.contains("checkpoint")) {
+    cell["test_decoding"] = {{"split", test.at("split")},
+                             {"checkpoint", fs::path(test["checkpoint"].get<std::string>()).filename().string()},
+                             {"search", test["decoding"].at("search")}};
+  }
   cell["target_tokens_per_second"] = report.at("timings").at("target_tokens_per_second");
   cell["train_seconds"] = report.at("timings").at("train_seconds");
 }
@@ -97,28 +102,28 @@ json cell_entry(const std::string& out_dir, const std::string& variant, std::uin
   return cell;
 }
 
-// The one backend the spec's run cells trained on (null while none has run). Throws naming two
-// cells when they differ: the same training gives other numbers on another backend, so a claim
-// comparing them would measure the backends as well as the variants.
-json spec_backend(const std::string& out_dir, const std::map<std::string, json>& cells) {
+// The one value of a cell field that every cell having it shares (null while none has it), such as
+// the backend the cells trained on or how their test split was decoded. Throws naming two cells
+// whose values differ: a claim comparing them would measure that difference as well as the
+// variants'. `what` reads "<cell> <what> <value>", `remedy` ends the message.
+json shared_cell_value(const std::string& out_dir, const std::map<std::string, json>& cells, const std::string& field,
+                       const std::string& what, const std::string& remedy) {
   const json* first = nullptr;
   for (const auto& [variant, variant_cells] : cells) {
     for (const json& cell : variant_cells) {
-      if (!cell.contains("backend")) continue;  // not run
+      if (!cell.contains(field)) continue;
       if (first == nullptr) {
         first = &cell;
-      } else if (cell["backend"] != (*first)["backend"]) {
+      } else if (cell[field] != (*first)[field]) {
         const fs::path dir(out_dir);
-        throw std::runtime_error(
-            (dir / cell["report"].get<std::string>()).string() + ": trained on " + cell["backend"].get<std::string>() +
-            ", but " + (dir / (*first)["report"].get<std::string>()).string() + " on " +
-            (*first)["backend"].get<std::string>() +
-            ": a spec's cells stay on one backend, so that no comparison mixes two; move one backend's cells "
-            "to a folder of their own (as reports/ablations/norm_warmup_cpu/ holds norm_warmup's cpu-avx2 cells)");
+        const auto shown = [](const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+        throw std::runtime_error((dir / cell["report"].get<std::string>()).string() + ": " + what + " " +
+                                 shown(cell[field]) + ", but " + (dir / (*first)["report"].get<std::string>()).string() +
+                                 " " + what + " " + shown((*first)[field]) + ": " + remedy);
       }
     }
   }
-  return first == nullptr ? json() : (*first)["backend"];
+  return first == nullptr ? json() : (*first)[field];
 }
 
 // A cell's value of a metric: only a finished run has results (a running one reports its best so
@@ -303,7 +308,14 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
                         {"cells", variant_cells},
                         {"statistics", seed_statistics(variant_cells)}});
   }
-  json backend = spec_backend(out_dir, cells);
+  json backend = shared_cell_value(out_dir, cells, "backend", "trained on",
+                                   "a spec's cells stay on one backend, so that no comparison mixes two; move one "
+                                   "backend's cells to a folder of their own (as reports/ablations/norm_warmup_cpu/ "
+                                   "holds norm_warmup's cpu-avx2 cells)");
+  json decoding = shared_cell_value(out_dir, cells, "test_decoding", "was decoded with",
+                                    "the cells' BLEU is compared only when every cell decoded the same split from the "
+                                    "same kind of checkpoint with the same search; decode them alike (`trepro evaluate "
+                                    "CELL` with the same options)");
   BleuEvidence evidence(out_dir, data_dir);
   if (!spec.baseline.empty()) {
     const AblationVariant& baseline = *spec.find_variant(spec.baseline);
@@ -339,6 +351,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
           {"overrides", spec.overrides},
           {"seeds", spec.seeds},
           {"backend", std::move(backend)},
+          {"decoding", std::move(decoding)},
           {"baseline", spec.baseline.empty() ? json() : json(spec.baseline)},
           {"bootstrap", {{"resamples", kBootstrapResamples}, {"seed", kBootstrapSeed}, {"confidence", 0.95}}},
           {"final_training_loss_window", kFinalLossWindow},

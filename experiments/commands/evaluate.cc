@@ -4,7 +4,8 @@
 // BLEU of the public Multi30K anchor, with --paper-wmt14 the paper's tokenized BLEU with compound
 // splitting (bleu_paper_wmt14 and its signature), the split's loss and perplexity (cross-entropy without
 // smoothing, per target token) and how it decoded. The detokenized output goes to
-// RUN/<split>.<checkpoint>.hyp.<language>.
+// RUN/<split>.<checkpoint>[.<search>].hyp.<language>, the search named when it is not the paper's
+// (search_file_tag), so that a greedy and a beam decoding of one checkpoint keep both files.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -81,7 +82,8 @@ void evaluate_run(const EvaluateOptions& o) {
   for (const Hypothesis& h : translate_all(*t.model, sources, t.tokens(), o.search)) hypotheses.push_back(t.detokenize(h));
 
   const std::string stem = std::filesystem::path(t.checkpoint).stem().string();
-  const std::string hyp_file = o.split + "." + stem + ".hyp." + data.target_language;
+  const std::string tag = search_file_tag(o.search);
+  const std::string hyp_file = o.split + "." + stem + (tag.empty() ? "" : "." + tag) + ".hyp." + data.target_language;
   std::string hyp_text;
   for (const std::string& h : hypotheses) hyp_text += h + "\n";
   write_file_atomically(in_run(o.model.run_dir, hyp_file), hyp_text);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/safetensors.h"
 #include "experiments/training/checkpoint.h"
@@ -83,6 +85,26 @@ std::string describe(const TranslateOptions& options) {
   // The default stop leaves the text as reports before --beam-stop wrote it.
   const std::string stop = options.beam_stop == BeamStop::k_finished ? "" : ", stop at the bound";
   return "beam " + std::to_string(options.beam) + ", alpha " + alpha + stop + ", " + length;
+}
+
+std::string search_file_tag(const TranslateOptions& options) {
+  const TranslateOptions paper;
+  std::vector<std::string> parts;
+  if (options.greedy) {
+    parts.push_back("greedy");
+  } else {
+    if (options.beam != paper.beam) parts.push_back("beam" + std::to_string(options.beam));
+    if (options.alpha != paper.alpha) {
+      char alpha[32];
+      std::snprintf(alpha, sizeof alpha, "alpha%g", options.alpha);
+      parts.emplace_back(alpha);
+    }
+    if (options.beam_stop != paper.beam_stop) parts.push_back(to_string(options.beam_stop));
+  }
+  if (options.max_extra != paper.max_extra) parts.push_back("extra" + std::to_string(options.max_extra));
+  std::string tag;
+  for (const std::string& part : parts) tag += (tag.empty() ? "" : "_") + part;
+  return tag;
 }
 
 }  // namespace trepro

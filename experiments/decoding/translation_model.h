@@ -45,4 +45,10 @@ TranslationModel load_translation_model(const TranslationModelSource& source,
 // "beam 4, alpha 0.6, max length source + 50" or "greedy, max length source + 50".
 std::string describe(const TranslateOptions& options);
 
+// The search in a file name: the options that differ from the default search (beam 4, alpha 0.6,
+// k_finished, source + 50), e.g. "greedy", "beam8_alpha1", "bound", "greedy_extra20"; "" for the
+// default, so that the hypotheses of the paper's decoding keep the name they always had and each
+// other search gets its own file.
+std::string search_file_tag(const TranslateOptions& options);
+
 }  // namespace trepro
