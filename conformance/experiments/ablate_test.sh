@@ -172,7 +172,7 @@ json.dump(report, open(sys.argv[1], "w"))
 PY
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/mixed" --summarize-only 2>"$scratch/err.log" &&
   fail "a summary over two backends was written"
-grep -qF "mixed/norm=pre/seed_5/report.json: trained on cuda, but $scratch/mixed/norm=post/seed_5/report.json on $backend" \
+grep -qF "mixed/norm=pre/seed_5/report.json: trained on cuda, but $scratch/mixed/norm=post/seed_5/report.json trained on $backend" \
   "$scratch/err.log" || fail "the two backends' cells are not named: $(cat "$scratch/err.log")"
 # A cell report of schema_version 1 (every step under "steps") is named, with the command that
 # upgrades it.
