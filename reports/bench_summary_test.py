@@ -45,6 +45,16 @@ ATTENTION = [
 ]
 
 
+OPS_ACTIVATION = [
+    run(f"BM_ActivationForward/{kind}/rows:4096/threads:{threads}/real_time", t, x_reference=x, GB_per_s=g)
+    for kind, threads, t, x, g in (("relu", 1, 6.0, 1.8, 10.0), ("relu", 2, 4.0, 1.5, 15.0),
+                                   ("gelu", 1, 47.0, 5.8, 1.4), ("gelu", 2, 25.0, 5.5, 2.7))]
+OPS_NORM = [
+    run("BM_NormBackward/layer/rows:4096/threads:1/real_time", 5.6, x_reference=0.7, GB_per_s=3.0),
+    run("BM_NormBackward/layer/rows:4/threads:1/real_time", 0.01, x_reference=0.95, GB_per_s=3.0),
+]
+
+
 class BenchSummaryTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -149,6 +159,21 @@ class BenchSummaryTest(unittest.TestCase):
         self.assertEqual(row[2], "x_reference 1.50..6.00; peak heap at most 0.20 MiB (reference 256.00 MiB)")
         lengths = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| AttentionForward")]
         self.assertEqual(lengths, ["T 32", "T 4096"])  # numeric order
+
+    def test_op_benchmarks_form_one_table_with_their_named_cases(self):
+        text = self.summary(self.write("activation.json", OPS_ACTIVATION), self.write("norm.json", OPS_NORM))
+        self.assertEqual(text.count("## Per-op kernels vs the reference"), 1)
+        self.assertIn("From `activation.json, norm.json`.", text)
+        relu = self.row(text, "ActivationForward/relu | rows 4096")
+        gelu = self.row(text, "ActivationForward/gelu | rows 4096")
+        self.assertEqual(relu[2:4] + [relu[-1]], ["6.000", "1.80", "1.50"])  # 6 ms / 4 ms
+        self.assertEqual(gelu[2:4] + [gelu[-1]], ["47.000", "5.80", "1.88"])  # 47 / 25
+        # Only the 1-thread rows below 0.9 are named (0.95 is within the repetitions' spread).
+        self.assertIn("Slower than the reference at 1 thread (x_reference < 0.9): NormBackward/layer (rows 4096: 0.70).",
+                      text)
+        alone = self.summary(self.write("activation.json", OPS_ACTIVATION))
+        self.assertIn("None slower", alone)
+        self.assertNotIn("## Goals", alone)  # no op has a goal: no empty table
 
     def test_bad_input_names_the_file_and_writes_nothing(self):
         bad = os.path.join(self.dir.name, "broken.json")

@@ -69,6 +69,17 @@ class BenchTargetsTest(unittest.TestCase):
         self.assertIn("beam 0.988 identical as decoded, 1.000 after re-ranking", text)
         self.assertLess(text.index("# cpu-avx3"), text.index("# cpu-avx2"))
 
+    def test_the_per_op_files_of_a_target_are_read_from_its_ops_folder(self):
+        self.write("cpu-avx2/linear.json", linear("cpu-avx2", 5.0, 8.0))
+        self.write("cpu-avx2/ops/norm.json", {
+            "context": {"cpu_model": "AMD EPYC", "cpu_backend": "cpu-avx2", "load_avg": [1.0, 1.0, 1.0]},
+            "benchmarks": [{"name": "BM_NormBackward/layer/rows:4096/threads:1/real_time", "run_type": "iteration",
+                            "real_time": 5.6, "time_unit": "ms", "x_reference": 0.7, "GB_per_s": 3.0}]})
+        text = self.summary()
+        self.assertIn("| NormBackward/layer | rows 4096 | 5.600 | 0.70 | 3.00 |", text)
+        self.write("cpu-avx2/ops/rope.json", linear("cpu-avx3", 1.0, 1.0))  # in the wrong target's folder
+        self.assertEqual(bench_targets.main([self.out]), 2)
+
     def test_a_file_measured_on_another_target_is_an_error(self):
         self.write("cpu-avx3/linear.json", linear("cpu-avx2", 4.0, 10.0))
         self.assertEqual(bench_targets.main([self.out]), 2)
