@@ -58,7 +58,7 @@ std::vector<Case> reference_cases() {
                             // reach; one of them decoding, one with dk != dv.
                             {2, 37, 45, 1, 256, 256, true, true, 0.25},
                             {2, 1, 70, 1, 256, 256, true, true},
-                            {1, 9, 40, 2, 64, 64, false, true},
+                            {2, 9, 40, 2, 64, 64, false, true},  // row 1 loses its last key
                             {1, 7, 35, 2, 40, 100, true, false},
                         });
   return all;
@@ -175,6 +175,33 @@ TEST_P(AttentionTest, BackwardMatchesReference) {
     EXPECT_TRUE(all_close("dq", backend(), actual.dq, reference(), expected.dq, tol));
     EXPECT_TRUE(all_close("dk", backend(), actual.dk, reference(), expected.dk, tol));
     EXPECT_TRUE(all_close("dv", backend(), actual.dv, reference(), expected.dv, tol));
+  }
+}
+
+// The two tests above can fail: at their tolerances, an all-zero gradient and a forward with the
+// scale 1/d_k in place of 1/sqrt(d_k) are rejected on every case, the wide ones included (a
+// tolerance growing as K^2 u once let both pass there). The tolerance is the backend's dtype's;
+// the tensors are the reference's.
+TEST_P(AttentionTest, ItsTolerancesRejectAZeroGradientAndTheWrongScale) {
+  Backend& ref = reference();
+  for (const Case& c : reference_cases()) {
+    SCOPED_TRACE(describe(c));
+    const Inputs in = random_inputs(ref, c, 200);
+    const Tensor dout = random_tensor(ref, {c.batch, c.tq, c.heads * c.dv}, 300);
+    const Forward f = forward(ref, c, in);
+    const Grads g = backward(ref, c, in, f, dout);
+    const Tolerance backward_tol = tolerance(Check::op_vs_reference, backend().dtype(), c.dk + c.dv + c.tq + c.tk);
+    for (const auto& [name, grad] : {std::pair{"dq", &g.dq}, std::pair{"dk", &g.dk}, std::pair{"dv", &g.dv}}) {
+      Tensor zero = ref.empty(grad->shape(), ref.dtype());
+      ref.fill(zero, 0.0);
+      EXPECT_FALSE(all_close(name, ref, zero, ref, *grad, backward_tol)) << name << " = 0 passes";
+    }
+    if (c.dk == 1) continue;  // 1 / d_k = 1 / sqrt(d_k)
+    Forward wrong{ref.empty(f.out.shape(), ref.dtype()), ref.empty(f.lse.shape(), ref.dtype())};
+    ref.attention_forward(in.q, in.k, in.v, static_cast<int>(c.heads), in.key_padding(), c.causal,
+                          1.0 / static_cast<double>(c.dk), dropout_of(c), wrong.out, wrong.lse);
+    const Tolerance forward_tol = tolerance(Check::op_vs_reference, backend().dtype(), c.dk + c.tk);
+    EXPECT_FALSE(all_close("out", ref, wrong.out, ref, f.out, forward_tol)) << "scale 1/d_k passes";
   }
 }
 

@@ -70,6 +70,26 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
   return ::testing::AssertionFailure() << msg.str();
 }
 
+::testing::AssertionResult norm_close(const std::string& what, Backend& actual_backend, const Tensor& actual,
+                                      Backend& expected_backend, const Tensor& expected, double bound) {
+  Tensor a = on_host(actual_backend, actual);
+  Tensor e = on_host(expected_backend, expected);
+  if (a.shape() != e.shape()) {
+    return ::testing::AssertionFailure() << what << ": shape " << shape_string(a.shape()) << ", expected "
+                                         << shape_string(e.shape());
+  }
+  double diff = 0.0, norm = 0.0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    diff += (a.at(i) - e.at(i)) * (a.at(i) - e.at(i));
+    norm += e.at(i) * e.at(i);
+  }
+  diff = std::sqrt(diff);
+  norm = std::sqrt(norm);
+  if (diff <= bound * norm) return ::testing::AssertionSuccess();  // NaN fails
+  return ::testing::AssertionFailure() << what << ": ||actual - expected|| " << diff << " > " << bound
+                                       << " ||expected|| = " << bound * norm;
+}
+
 ::testing::AssertionResult check_gradient(const std::string& what, Backend& backend, Tensor& input,
                                           const Tensor& analytic, const std::function<double()>& loss,
                                           std::int64_t max_elements) {

@@ -31,6 +31,12 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b);
 ::testing::AssertionResult all_close(const std::string& what, Backend& actual_backend, const Tensor& actual,
                                      Backend& expected_backend, const Tensor& expected, Tolerance tol);
 
+// Norm-wise: ||actual - expected||_2 <= bound ||expected||_2, for results whose elements are too
+// noisy to compare one by one (bf16 gradients); on failure the message names `what` and both
+// norms. An expected tensor of norm 0 must be matched exactly.
+::testing::AssertionResult norm_close(const std::string& what, Backend& actual_backend, const Tensor& actual,
+                                      Backend& expected_backend, const Tensor& expected, double bound);
+
 // Finite-difference check of d loss / d input on a float64 backend. `loss` recomputes the
 // forward from the current contents of `input` (which it must read) and returns a scalar.
 // Checks every element when input has at most `max_elements`, otherwise an evenly spaced

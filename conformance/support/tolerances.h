@@ -38,6 +38,13 @@ Tolerance tolerance(Check check, DType dtype, std::int64_t accumulation_length =
 // for Check::op_vs_reference (one linear op) and Check::model_vs_reference; see tolerances.cc.
 Tolerance bf16_tolerance(Check check, std::int64_t accumulation_length);
 
+// The bf16 whole-model checks that can fail where bf16_tolerance's elementwise one cannot (its
+// O(1)-scaled absolute part passes an all-zero gradient of a tiny model): the loss within
+// kBf16ModelLossRtol relatively, each gradient within kBf16ModelGradientNormBound norm-wise
+// (norm_close in tensor_testing.h). Derived in tolerances.cc.
+extern const double kBf16ModelLossRtol;
+extern const double kBf16ModelGradientNormBound;
+
 // Central differences: f'(x) ~ (f(x+h) - f(x-h)) / 2h has truncation error h^2 |f'''| / 6 and
 // rounding error ~ u |f| / h; h = u^(1/3) ~ 6e-6 balances them (float64 only).
 constexpr double kFiniteDifferenceStep = 6e-6;
