@@ -3,7 +3,9 @@
 train --data) without WMT's files: sentences recombined from Multi30K's words, drawn with their
 Multi30K frequencies, with sentence lengths shaped like WMT14 En-De's (log-normal, median about
 22 words, a long tail). Deterministic for a seed. Writes <out>/{train,newstest2013,newstest2014}
-.{de,en} (plain text, the parallel dataset's layout); --out must not be in /work/shared.
+.{de,en} (plain text, the parallel dataset's layout) into <out>.partial and renames that to <out>
+when every file is written, so <out> exists complete or not at all; --out must not exist yet nor
+be in /work/shared.
 
   /usr/bin/python3 experiments/synthetic_corpus.py --out corpora/synthetic_wmt14   # 4.5M pairs
 """
@@ -13,6 +15,7 @@ import gzip
 import itertools
 import os
 import random
+import shutil
 import sys
 
 SPLITS = (("newstest2013", 3000), ("newstest2014", 3003))
@@ -42,6 +45,11 @@ def write_split(out, name, pairs, rng, de, en):
             fen.write(sentence(rng, en, target_length) + "\n")
             if i % 500000 == 499999:
                 print(f"{name}: {i + 1} pairs", file=sys.stderr, flush=True)
+        # On disk before the folder is renamed into place: a crash after the rename must not
+        # leave a complete-looking corpus of truncated files.
+        for f in (fde, fen):
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def main():
@@ -51,15 +59,27 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--multi30k", default="/work/shared/data/multi30k", help="folder of train.{de,en}.gz")
     args = parser.parse_args()
-    if os.path.realpath(args.out).startswith("/work/shared"):
+    out = os.path.normpath(args.out)  # "corpora/x/" would otherwise give the partial folder "corpora/x/.partial"
+    if os.path.realpath(out).startswith("/work/shared"):
         sys.exit("synthetic_corpus.py: --out must not be in /work/shared (read-only, shared data)")
+    # Readers (reports/corpus/measure.sh) take an existing folder for a complete corpus, so one is
+    # never written into or replaced: its files may be someone's, and a corpus of another seed or
+    # size would pass for the one they made.
+    if os.path.lexists(out):
+        sys.exit(f"synthetic_corpus.py: --out {out} already exists; remove it to write a new corpus there")
     de = word_table(os.path.join(args.multi30k, "train.de.gz"))
     en = word_table(os.path.join(args.multi30k, "train.en.gz"))
-    os.makedirs(args.out, exist_ok=True)
+    partial = out + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)  # what a killed run left
+    os.makedirs(partial)
     rng = random.Random(args.seed)
-    write_split(args.out, "train", args.pairs, rng, de, en)
+    write_split(partial, "train", args.pairs, rng, de, en)
     for name, pairs in SPLITS:
-        write_split(args.out, name, pairs, rng, de, en)
+        write_split(partial, name, pairs, rng, de, en)
+    try:
+        os.rename(partial, out)
+    except OSError as e:  # --out made by someone else while this ran
+        sys.exit(f"synthetic_corpus.py: cannot rename {partial} to {out}: {e.strerror}; the corpus is in {partial}")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,20 @@ import re
 
 
 class InputError(Exception):
-    """A file that cannot be rendered: the message names it and says what was expected."""
+    """A file that cannot be rendered (or validated, reports/validate_report.py): the message names
+    it and says what was expected."""
+
+
+def _reject_constant(path, literal):
+    """Python's json reads NaN, Infinity and -Infinity, which JSON has not: a NaN BLEU would pass
+    the schema (NaN fails no bound) and render as "nan"."""
+    raise InputError(f"{path}: not JSON: {literal} is not a JSON value (expected a number or null)")
 
 
 def load_json(path):
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, parse_constant=lambda literal: _reject_constant(path, literal))
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from e
     except json.JSONDecodeError as e:

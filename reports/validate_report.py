@@ -4,7 +4,8 @@
 reports/ablation_schema.json.
 
 usage: validate_report.py [--schema SCHEMA] REPORT...
-Exit status 0 when every report is valid, 1 otherwise (each error is printed with its path).
+Exit status 0 when every report is valid, 1 otherwise (each error is printed with its path, as
+is why a report is not JSON: NaN, Infinity and -Infinity among it).
 """
 import argparse
 import json
@@ -12,6 +13,10 @@ import pathlib
 import sys
 
 import jsonschema
+
+# Reports are read as reports/render.py reads them: NaN, Infinity and -Infinity refused, naming the
+# file (Python's json takes them, and a NaN passes every bound of the schema).
+from render_data import InputError, load_json
 
 
 SCHEMA_BY_KIND = {"train": "schema.json", "ablation": "ablation_schema.json"}
@@ -37,7 +42,12 @@ def main() -> int:
     args = parser.parse_args()
     failed = False
     for path in args.reports:
-        report = json.loads(pathlib.Path(path).read_text())
+        try:
+            report = load_json(path)
+        except InputError as e:
+            print(e, file=sys.stderr)
+            failed = True
+            continue
         validator = validator_for(args.schema or default_schema(report))
         errors = sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
         for error in errors:

@@ -10,9 +10,9 @@ sd over seeds, the advantage over the baseline, the claims' verdict column), the
 rows are matched to the variants by the setting they change from the baseline (sizes by the
 factor of the change), every linked figure
 exists and is a valid SVG (or PNG), the mean ± sd plot draws its error bars, the output is
-byte-identical when rendered twice, and bad inputs (an old schema_version 1 summary among them)
-fail with exit 2 and a message naming the file. Exit 77 (ctest: skipped) when matplotlib is not
-importable.
+byte-identical when rendered twice, and bad inputs (an old schema_version 1 summary among them,
+NaN or Infinity in a report) fail with exit 2 and a message naming the file (validate_report.py:
+exit 1). Exit 77 (ctest: skipped) when matplotlib is not importable.
 """
 import filecmp
 import glob
@@ -168,6 +168,57 @@ def fixtures_follow_the_schema():
           f"mutation score fixture valid against reports/mutation_score_schema.json {result.stderr.strip()}")
 
 
+def non_json_numbers(tmp):
+    """NaN, Infinity and -Infinity, which Python's json reads though JSON has none: a run report
+    with one (a NaN passes every bound of the schema), or an ablation cell's report with one, is
+    refused by render.py (exit 2, nothing written) and by validate_report.py (exit 1), each naming
+    the file and the literal."""
+    validate = os.path.join(HERE, "..", "..", "reports", "validate_report.py")
+    with open(os.path.join(FIXTURES, "tiny_run", "report.json"), encoding="utf-8") as f:
+        text = f.read()
+    check('"bleu": 30.12,' in text and '"perplexity": 11.5' in text, "the run fixture has the test figures replaced")
+    folder = os.path.join(tmp, "non_json_numbers")
+    for literal, old, new in [("NaN", '"bleu": 30.12,', '"bleu": NaN,'),
+                              ("Infinity", '"bleu": 30.12,', '"bleu": Infinity,'),
+                              ("-Infinity", '"perplexity": 11.5', '"perplexity": -Infinity')]:
+        report = os.path.join(folder, literal, "report.json")
+        os.makedirs(os.path.dirname(report))
+        with open(report, "w", encoding="utf-8") as f:
+            f.write(text.replace(old, new, 1))
+        out = os.path.join(folder, literal + "_out")
+        result = render([report], out)
+        check(result.returncode == 2 and f"{report}: not JSON: {literal} is not a JSON value" in result.stderr
+              and not os.path.exists(os.path.join(out, "summary.md")),
+              f"render.py: a run report with {literal}: exit 2 naming the file and {literal} ({result.stderr.strip()})")
+        result = subprocess.run([sys.executable, validate, report], capture_output=True, text=True)
+        check(result.returncode == 1 and f"{report}: not JSON: {literal} is not a JSON value" in result.stderr
+              and "valid" not in result.stdout,
+              f"validate_report.py: a run report with {literal}: exit 1 naming the file and {literal} "
+              f"({result.stdout.strip()} {result.stderr.strip()})")
+    # The other reports on the command line are still validated.
+    nan_report = os.path.join(folder, "NaN", "report.json")
+    good = os.path.join(FIXTURES, "tiny_run", "report.json")
+    result = subprocess.run([sys.executable, validate, nan_report, good], capture_output=True, text=True)
+    check(result.returncode == 1 and f"{good}: valid" in result.stdout,
+          f"validate_report.py goes on to the next report ({result.stdout.strip()} {result.stderr.strip()})")
+    missing = os.path.join(folder, "missing.json")
+    result = subprocess.run([sys.executable, validate, missing], capture_output=True, text=True)
+    check(result.returncode == 1 and f"{missing}: cannot read" in result.stderr and "Traceback" not in result.stderr,
+          f"validate_report.py: a missing report is named, not a traceback ({result.stderr.strip()[-300:]})")
+    # A cell's report is read when its summary is: a NaN there is named too.
+    ablation = os.path.join(folder, "ablation_heads")
+    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
+    cell = os.path.join(ablation, "heads1", "seed_1", "report.json")
+    with open(cell, encoding="utf-8") as f:
+        cell_text = f.read()
+    check(re.search(r'"bleu": [0-9.]+', cell_text) is not None, "the cell report has a test BLEU to replace")
+    with open(cell, "w", encoding="utf-8") as f:
+        f.write(re.sub(r'"bleu": [0-9.]+', '"bleu": NaN', cell_text, count=1))
+    result = render([os.path.join(ablation, "summary.json")], os.path.join(folder, "ablation_out"))
+    check(result.returncode == 2 and f"{cell}: not JSON: NaN is not a JSON value" in result.stderr,
+          f"render.py: a cell report with NaN: exit 2 naming it ({result.stderr.strip()[-300:]})")
+
+
 def table3_matching_checks():
     """Specs that vary several Table 3 settings, one per variant, as the table3_*.json specs do:
     each variant is matched by its one change from the baseline, sizes by their factor."""
@@ -297,6 +348,7 @@ def main():
             check(result.returncode == 2 and bad in result.stderr and expected in result.stderr,
                   f"{what}: exit 2 naming the file ({result.stderr.strip()[-300:]})")
         check(not os.path.exists(os.path.join(tmp, "bad_out", "summary.md")), "no summary written on bad input")
+        non_json_numbers(tmp)
     print(f"render_test: {len(failures)} failure(s)")
     return 1 if failures else 0
 

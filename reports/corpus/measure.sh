@@ -9,7 +9,9 @@ set -euo pipefail
 trepro=${TREPRO:-build/release/experiments/trepro}  # TREPRO: a copy, while the build changes
 pairs=${PAIRS:-4500000}
 out=corpora/measure
-[[ -f corpora/synthetic_wmt14/train.en ]] || /usr/bin/python3 experiments/synthetic_corpus.py --out corpora/synthetic_wmt14
+# synthetic_corpus.py renames the folder into place once every file is written: one that exists is
+# complete (a killed run leaves only corpora/synthetic_wmt14.partial, which the next run replaces).
+[[ -d corpora/synthetic_wmt14 ]] || /usr/bin/python3 experiments/synthetic_corpus.py --out corpora/synthetic_wmt14
 rm -rf "$out" && mkdir -p "$out/corpus" "$out/tiny"
 for f in train newstest2013 newstest2014; do
   for l in en de; do
