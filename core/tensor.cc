@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -41,7 +42,10 @@ std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (std::int64_t d : shape) {
     if (d < 0) throw std::invalid_argument("negative dimension in shape " + shape_string(shape));
-    n *= d;
+    // A wrapped product would size a buffer smaller than the tensor that is then written.
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw std::length_error("shape " + shape_string(shape) + " has more elements than an int64 counts");
+    }
   }
   return n;
 }
@@ -58,10 +62,17 @@ Tensor Tensor::empty(Shape shape, DType dtype) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
+  const auto elements = static_cast<std::size_t>(t.numel());
+  if (elements > (std::numeric_limits<std::size_t>::max() - kHostAlignment) / dtype_size(dtype)) {
+    throw std::length_error("a tensor of shape " + shape_string(t.shape_) + " has more bytes than memory addresses");
+  }
   std::size_t bytes = (t.nbytes() + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
   if (bytes == 0) bytes = kHostAlignment;  // a defined tensor always has storage
   void* p = std::aligned_alloc(kHostAlignment, bytes);
-  if (!p) throw std::bad_alloc();
+  if (!p) {
+    throw std::runtime_error("cannot allocate a tensor of shape " + shape_string(t.shape_) + " (" +
+                             std::to_string(bytes) + " bytes of host memory)");
+  }
   t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
   return t;
 }

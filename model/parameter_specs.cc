@@ -1,5 +1,8 @@
 #include "model/parameter_specs.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace trepro {
 
 namespace {
@@ -8,7 +11,21 @@ class SpecList {
  public:
   explicit SpecList(const ModelConfig& config) : config_(config) {}
 
-  void add(const std::string& name, Shape shape, Init init) { specs_.push_back({name, std::move(shape), init}); }
+  // Throws naming the tensor when its size, or the model's, does not fit in an int64: a config of
+  // huge widths must be an error before anything is allocated or initialized.
+  void add(const std::string& name, Shape shape, Init init) {
+    std::int64_t elements = 0;
+    try {
+      elements = shape_numel(shape);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("model: parameter " + name + ": " + e.what());
+    }
+    if (__builtin_add_overflow(total_, elements, &total_)) {
+      throw std::invalid_argument("model: parameter " + name + " of shape " + shape_string(shape) +
+                                  " takes the parameter count past what an int64 counts");
+    }
+    specs_.push_back({name, std::move(shape), init});
+  }
 
   void linear(const std::string& prefix, std::int64_t out, std::int64_t in) {
     add(prefix + ".weight", {out, in}, Init::xavier_uniform);
@@ -47,6 +64,7 @@ class SpecList {
  private:
   const ModelConfig& config_;
   std::vector<ParameterSpec> specs_;
+  std::int64_t total_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -47,6 +48,28 @@ TEST(Tensor, FromValuesAtAndSet) {
   EXPECT_EQ(s.rank(), 0);
   EXPECT_EQ(s.numel(), 1);
   EXPECT_EQ(s.at(0), 3.0);
+}
+
+// A wrapped element or byte count would size a buffer smaller than the tensor (a config with
+// d_ff 2^62 once crashed in the parameters' initialization): both are errors naming the shape,
+// and so is memory that cannot be had.
+TEST(Tensor, SizesPastInt64OrMemoryAreErrorsNamingTheShape) {
+  const std::int64_t huge = std::int64_t{1} << 62;
+  EXPECT_EQ(shape_numel({huge, 1}), huge);
+  try {
+    shape_numel({huge, 4});
+    FAIL() << "2^64 elements counted";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[4611686018427387904, 4]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Tensor::empty({huge}, DType::f64), std::length_error);  // 2^65 bytes
+  try {
+    Tensor::empty({std::int64_t{1} << 50}, DType::f32);  // 4 PiB
+    FAIL() << "4 PiB allocated";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot allocate a tensor of shape [1125899906842624]"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Tensor, FromValuesChecksTheCount) {

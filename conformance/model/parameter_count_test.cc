@@ -1,6 +1,7 @@
 // The paper's base model (37000 shared BPE tokens, tied embeddings, 6 + 6 layers, d_model 512,
 // d_ff 2048, 8 heads) has 63,082,496 parameters; Table 3 rounds it to 65M. The count, and each
 // part of it, follows from the shapes alone, so the check reads parameter_specs (no allocation).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,26 @@ std::int64_t count(const std::vector<ParameterSpec>& specs, const std::string& p
     if (spec.name.starts_with(prefix)) n += shape_numel(spec.shape);
   }
   return n;
+}
+
+// Widths that pass the config's checks but whose tensors, or whose sum, do not fit in an int64
+// are an error naming the first parameter past it, before anything is allocated.
+TEST(ParameterCountTest, AModelPastInt64IsAnErrorNamingTheParameter) {
+  ModelConfig wide = paper_base();
+  wide.d_ff = std::int64_t{1} << 62;
+  try {
+    parameter_specs(wide);
+    FAIL() << "d_ff 2^62 counted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter encoder.layers.0.ffn.w1.weight"), std::string::npos) << e.what();
+  }
+  wide.d_ff = std::int64_t{1} << 52;  // each FFN weight fits (2^61 elements), their sum does not
+  try {
+    parameter_specs(wide);
+    FAIL() << "a sum past 2^63 counted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("past what an int64 counts"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ParameterCountTest, PaperBaseModelHas63082496Parameters) {
