@@ -9,6 +9,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace trepro {
 namespace {
@@ -68,13 +72,21 @@ struct Sweep {
                                                  .dump();
   }
 
-  // Rewrites a cell's test.decoding.search and test.checkpoint, as another `trepro evaluate` would.
-  void decoded_with(const std::string& variant, int seed, const std::string& search, const std::string& checkpoint) const {
+  // Rewrites a cell's report with `change`.
+  template <class Change>
+  void edit(const std::string& variant, int seed, Change change) const {
     const fs::path path = dir / "out" / variant / ("seed_" + std::to_string(seed)) / "report.json";
     json report = json::parse(std::ifstream(path));
-    report["test"]["decoding"]["search"] = search;
-    report["test"]["checkpoint"] = checkpoint;
+    change(report);
     std::ofstream(path) << report.dump();
+  }
+
+  // Rewrites a cell's test.decoding.search and test.checkpoint, as another `trepro evaluate` would.
+  void decoded_with(const std::string& variant, int seed, const std::string& search, const std::string& checkpoint) const {
+    edit(variant, seed, [&](json& report) {
+      report["test"]["decoding"]["search"] = search;
+      report["test"]["checkpoint"] = checkpoint;
+    });
   }
 
   json summary() const { return ablation_summary(spec, (dir / "spec.json").string(), (dir / "out").string(), ""); }
@@ -240,6 +252,36 @@ TEST(AblationSummary, TheCellsDecodingIsTheSummarysAndTwoAreAnError) {
   EXPECT_NE(message.find("\"checkpoint\":\"average_5.safetensors\""), std::string::npos) << message;
   sweep.decoded_with("b", 1, "beam 4, alpha 0.6, max length source + 50", "checkpoints/best.safetensors");
   EXPECT_EQ(sweep.summary().at("decoding"), expected);
+}
+
+// A field out of reports/schema.json's range would move a verdict silently (a BLEU of -500 turned
+// "contradicted" into "inconclusive"; an unknown status dropped the cell): each is an error naming
+// the report and the field.
+TEST(AblationSummary, AFieldOutOfTheSchemasRangeIsAnErrorNamingIt) {
+  const Sweep sweep("ranges");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& r) { r["test"]["bleu"] = -500; }, "a/seed_1/report.json: test.bleu: expected a number in [0.0, 100.0], got -500"},
+      {[](json& r) { r["test"]["bleu"] = "abc"; }, "test.bleu: expected a number"},
+      {[](json& r) { r["test"]["bleu_tok_lc"] = 101; }, "test.bleu_tok_lc: expected a number in [0.0, 100.0]"},
+      {[](json& r) { r["test"]["perplexity"] = 0.5; }, "test.perplexity: expected a number in [1.0, "},
+      {[](json& r) { r["best"]["validation_loss"] = -1; }, "best.validation_loss: expected a number in [0.0, "},
+      {[](json& r) { r["best"]["validation_loss"] = 1e308; }, "best.validation_loss: expected a number in [0.0, "},
+      {[](json& r) { r["status"] = "weird"; }, "a/seed_1/report.json: status: expected \"running\""},
+      {[](json& r) { r["status"] = 5; }, "status: expected"},
+      {[](json& r) { r["curve"] = json::object(); }, "curve: expected an array"},
+      {[](json& r) { r["timings"]["train_seconds"] = -3; }, "timings.train_seconds: expected a number"},
+  };
+  for (const auto& [change, expected] : cases) {
+    sweep.cell("a", 1, "finished", 10.0, 29.0);
+    sweep.edit("a", 1, change);
+    try {
+      sweep.summary();
+      ADD_FAILURE() << "accepted; expected an error with: " << expected;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The largest finite double: the upper bound of a field the schema bounds only from below.
+constexpr double kHuge = std::numeric_limits<double>::max();
 // Steps averaged for the final training loss: enough to smooth batch-to-batch noise, and one
 // window of the reports' training curve.
 constexpr std::int64_t kFinalLossWindow = kCurveWindow;
@@ -39,11 +42,29 @@ std::string cell_key(const ClaimMetric metric) {
   return "";
 }
 
+// `parent[key]` when it is a number in [low, high] (reports/schema.json's bounds), else an error
+// naming the report and the field: a claim's verdict must not rest on a BLEU of -500 or a
+// perplexity below 1.
+double number_in(const json& parent, const char* key, double low, double high, const std::string& where) {
+  const json& value = parent.at(key);
+  if (!value.is_number() || !(value.get<double>() >= low && value.get<double>() <= high)) {
+    throw std::runtime_error(where + "." + key + ": expected a number in [" + json(low).dump() + ", " +
+                             json(high).dump() + "], got " + value.dump());
+  }
+  return value.get<double>();
+}
+
 // The headline numbers of a cell's report into `cell`. Throws nlohmann's exceptions where the
-// report lacks a field; cell_entry names the file.
+// report lacks a field, and runtime_error naming the field where one is out of the schema's
+// range; cell_entry names the file.
 void add_report_figures(json& cell, const json& report, const std::string& report_path, const fs::path& folder) {
   if (!report.is_object()) throw std::runtime_error(report_path + ": expected a run report (a JSON object)");
-  cell["status"] = report.at("status");
+  const json& status = report.at("status");
+  if (status != "running" && status != "finished" && status != "non_finite") {
+    throw std::runtime_error(report_path + ": status: expected \"running\", \"finished\" or \"non_finite\", got " +
+                             status.dump());
+  }
+  cell["status"] = status;
   cell["backend"] = report.at("backend").get<std::string>();
   // ablate decodes a finished Multi30K cell after training: until then its BLEU is still to come.
   if (cell["status"] == "finished" && !cell_report_complete(report, report_path)) cell["awaiting_decoding"] = true;
@@ -54,23 +75,25 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
                              report_path + "` rewrites one of version 1)");
   }
   const json& curve = report.at("curve");
+  if (!curve.is_array()) throw std::runtime_error(report_path + ": curve: expected an array, got " + curve.dump());
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");
   if (best.at("step").get<std::int64_t>() > 0) {
-    const double loss = best.at("validation_loss").get<double>();
-    if (!std::isfinite(std::exp(loss))) {
-      throw std::runtime_error(report_path + ": best.validation_loss " + std::to_string(loss) +
-                               " has no finite perplexity");
-    }
+    // A perplexity exp(loss) must be finite: below about 709.
+    const double loss = number_in(best, "validation_loss", 0.0, std::log(std::numeric_limits<double>::max()),
+                                  report_path + ": best");
     cell["best_step"] = best.at("step");
     cell["best_validation_loss"] = loss;
     cell["best_validation_perplexity"] = std::exp(loss);
   }
   const json& test = report.at("test");
-  for (const char* key : {"perplexity", "bleu", "bleu_signature", "bleu_tok_lc"}) {
-    if (test.contains(key)) cell[std::string("test_") + key] = test[key];
+  const std::string in_test = report_path + ": test";
+  if (test.contains("perplexity")) cell["test_perplexity"] = number_in(test, "perplexity", 1.0, kHuge, in_test);
+  for (const char* key : {"bleu", "bleu_tok_lc"}) {
+    if (test.contains(key)) cell[std::string("test_") + key] = number_in(test, key, 0.0, 100.0, in_test);
   }
+  if (test.contains("bleu_signature")) cell["test_bleu_signature"] = test["bleu_signature"].get<std::string>();
   if (test.contains("hypotheses_file") && test.contains("split")) {
     cell["test_split"] = test["split"];
     cell["hypotheses"] = (folder / test["hypotheses_file"].get<std::string>()).string();
@@ -80,8 +103,10 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
                              {"checkpoint", fs::path(test["checkpoint"].get<std::string>()).filename().string()},
                              {"search", test["decoding"].at("search")}};
   }
-  cell["target_tokens_per_second"] = report.at("timings").at("target_tokens_per_second");
-  cell["train_seconds"] = report.at("timings").at("train_seconds");
+  const json& timings = report.at("timings");
+  const std::string in_timings = report_path + ": timings";
+  cell["target_tokens_per_second"] = number_in(timings, "target_tokens_per_second", 0.0, kHuge, in_timings);
+  cell["train_seconds"] = number_in(timings, "train_seconds", 0.0, kHuge, in_timings);
 }
 
 // One cell's entry: its report's headline numbers, or status "not_run".
