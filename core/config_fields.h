@@ -138,7 +138,8 @@ void visit_fields(ModelConfig& m, Visitor& visit) {
   visit(Key{"attention_dropout", "dropout on attention weights (off in the paper)"}, m.attention_dropout,
         Real{RealRange::probability});
   visit(Key{"layer_norm_eps", "added to the variance in every norm"}, m.layer_norm_eps, Real{RealRange::positive});
-  visit(Key{"pad_id", "the padding token id"}, m.pad_id, Unchecked{"in [0, vocab_size); 0 for multi30k"});
+  visit(Key{"pad_id", "the padding token id"}, m.pad_id,
+        Unchecked{"in [0, vocab_size); 0 for multi30k and parallel (their vocabularies pad with 0)"});
 }
 
 template <class Visitor>
