@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 
 #include "core/philox.h"
 
@@ -75,7 +76,22 @@ void draw(Tensor& host, const ParameterSpec& spec, std::uint64_t seed, std::uint
   }
 }
 
+template <class T>
+void require_finite_values(const T* values, std::int64_t count, const std::string& path, const std::string& name) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (std::isfinite(values[i])) continue;
+    const std::string value = std::isnan(values[i]) ? "nan" : values[i] > 0 ? "inf" : "-inf";
+    throw SafetensorsError(path + ": tensor " + name + ": element " + std::to_string(i) + " is " + value +
+                           ", expected finite weights");
+  }
+}
+
 }  // namespace
+
+void require_finite_weights(const Tensor& tensor, const std::string& path, const std::string& name) {
+  if (tensor.dtype() == DType::f32) require_finite_values(tensor.data<float>(), tensor.numel(), path, name);
+  if (tensor.dtype() == DType::f64) require_finite_values(tensor.data<double>(), tensor.numel(), path, name);
+}
 
 void Parameters::initialize(Backend& backend, std::uint64_t seed) {
   for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -106,6 +122,7 @@ void Parameters::load(Backend& backend, const SafetensorsFile& file, const std::
   }
   for (Parameter& p : params_) {
     const Tensor& t = require_tensor_any(file, path, p.spec.name, {DType::f32, DType::f64}, p.spec.shape);
+    require_finite_weights(t, path, p.spec.name);
     p.value = backend.upload(t);
   }
 }

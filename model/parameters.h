@@ -38,13 +38,18 @@ class Parameters {
   std::map<std::string, Tensor> values(Backend& backend) const;
   std::map<std::string, Tensor> grads(Backend& backend) const;
   // Loads every parameter from `file` (read from `path`, named in errors): a missing tensor, an
-  // extra one, a wrong shape or a non-floating dtype is an error. float32 and float64 files are
-  // accepted by every backend (converted to its dtype).
+  // extra one, a wrong shape, a non-floating dtype or a value that is not finite is an error.
+  // float32 and float64 files are accepted by every backend (converted to its dtype).
   void load(Backend& backend, const SafetensorsFile& file, const std::string& path);
 
  private:
   std::vector<Parameter> params_;  // never resized after construction: modules keep pointers
   std::map<std::string, std::size_t> index_;
 };
+
+// Throws SafetensorsError "<path>: tensor <name>: element <i> is nan, expected finite weights"
+// at the first NaN or infinity of `tensor` (on the host; integer dtypes hold none). A diverged
+// or damaged checkpoint would otherwise load, decode and average as if it were sound.
+void require_finite_weights(const Tensor& tensor, const std::string& path, const std::string& name);
 
 }  // namespace trepro

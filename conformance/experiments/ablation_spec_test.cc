@@ -105,6 +105,38 @@ TEST(AblationSpec, NoVariantsAndUnknownKeysAreErrors) {
             std::string::npos);
 }
 
+// A misspelt "set" ran the common config under the variant's name.
+TEST(AblationSpec, AnUnknownKeyOfAVariantIsAnErrorNamingSpecVariantAndKey) {
+  const std::string path = write_spec(
+      "variant_key", {{"name", "n"}, {"base", "base.json"},
+                      {"variants", {{{"name", "a"}}, {{"name", "b"}, {"sett", {{"model.heads", 1}}}}}}});
+  EXPECT_EQ(error_of(path), path + ": variant \"b\" sett: unknown key (expected name, set)");
+}
+
+// Every cell runs one of the spec's seeds (cell_config), so a seed set anywhere else was
+// silently replaced by it.
+TEST(AblationSpec, ASeedNotInTheSpecsSeedsIsAnErrorNamingTheKey) {
+  const json variants = {{{"name", "a"}}, {{"name", "b"}, {"set", {{"train.seed", 9}}}}};
+  const std::string variant_error = "variant \"b\" set.train.seed: a variant cannot choose its seed";
+  EXPECT_NE(error_of(write_spec("variant_seed", {{"name", "n"}, {"base", "base.json"}, {"seeds", {1, 2}}, {"variants", variants}}))
+                .find("spec.json: " + variant_error),
+            std::string::npos);
+  EXPECT_NE(error_of(write_spec("variant_seed_alone", {{"name", "n"}, {"base", "base.json"}, {"variants", variants}}))
+                .find("spec.json: " + variant_error),
+            std::string::npos);
+  EXPECT_NE(error_of(write_spec("grid_seed", {{"name", "n"}, {"base", "base.json"}, {"grid", {{"train.seed", {1, 2}}}}}))
+                .find("spec.json: variant \"seed=1\" set.train.seed: a variant cannot choose its seed"),
+            std::string::npos);
+  const json grid = {{"model.norm", {"post", "pre"}}};
+  const std::string both = write_spec(
+      "overrides_seed", {{"name", "n"}, {"base", "base.json"}, {"overrides", {{"train.seed", 9}}}, {"seeds", {1, 2}}, {"grid", grid}});
+  EXPECT_EQ(error_of(both), both + ": overrides.train.seed: the spec's \"seeds\" set every cell's seed; give one or the other");
+  // Without "seeds", the overrides' seed is the spec's one seed.
+  const AblationSpec one_seed = load_ablation_spec(
+      write_spec("overrides_seed_alone", {{"name", "n"}, {"base", "base.json"}, {"overrides", {{"train.seed", 9}}}, {"grid", grid}}));
+  EXPECT_EQ(one_seed.seeds, (std::vector<std::uint64_t>{9}));
+}
+
 // nlohmann would keep the second; the spec would run something other than what it says.
 TEST(AblationSpec, AKeyTwiceIsAnErrorNamingIt) {
   const std::string path = write_spec_text(

@@ -5,13 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
+#include <tuple>
 
 #include "conformance/support/backend_fixture.h"
 #include "core/safetensors.h"
 #include "conformance/model/model_testing.h"
 #include "experiments/data/token_batches.h"
 #include "model/trainer.h"
+#include "registry/registry.h"
 #include "conformance/support/scratch_dir.h"
 
 namespace trepro::testing {
@@ -158,6 +163,82 @@ TEST(Checkpoints, AveragingCheckpointsOfDifferentRecipesIsAnErrorNamingThem) {
   EXPECT_FALSE(fs::exists(out));
   average_checkpoints({older, a, resumed}, out);
   EXPECT_EQ(read_safetensors(out).metadata.at("recipe_hash"), "aaaa");
+}
+
+// What `action` throws, or "(no error)".
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// One NaN or infinity in a file of weights (a diverged run's, a damaged disk's) used to load and
+// decode, average into a NaN, and resume into a NaN loss.
+TEST(Checkpoints, AWeightThatIsNotFiniteIsAnErrorNamingTheFileAndTheTensor) {
+  const Config config = small_config();
+  const fs::path dir = fresh_dir("not_finite");
+  const std::unique_ptr<Backend> backend = make_reference_backend(DType::f32);
+  Transformer model(config.model, *backend);
+  model.initialize(1);
+  Trainer trainer(model, config);
+  const std::string good = (dir / "good.safetensors").string(), bad = (dir / "bad.safetensors").string();
+  save_checkpoint(good, model, trainer.optimizer(), CheckpointState{});
+  const std::string name = model.parameters().all().back().spec.name;
+  for (const double value : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
+    SafetensorsFile file = read_safetensors(good);
+    Tensor damaged = file.tensors.at(name).clone();
+    damaged.set(3, value);
+    file.tensors[name] = damaged;
+    write_safetensors(bad, file.tensors, file.metadata);
+    const std::string expected =
+        bad + ": tensor " + name + ": element 3 is " + (std::isnan(value) ? "nan" : "-inf") + ", expected finite weights";
+    EXPECT_EQ(error_of([&] { load_checkpoint(bad, model, trainer.optimizer()); }), expected);  // train --resume
+    std::erase_if(file.tensors, [](const auto& entry) { return entry.first.starts_with("adam."); });
+    EXPECT_EQ(error_of([&] { model.parameters().load(*backend, file, bad); }), expected);  // forward, translate
+    const std::string out = (dir / "average.safetensors").string();
+    EXPECT_EQ(error_of([&] { average_checkpoints({good, bad}, out); }), expected);
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+// Metadata is text: from_chars reads "-7" and "nan", and a run resumed from them started before
+// its beginning or never marked a validation best again.
+TEST(Checkpoints, MetadataOutOfRangeIsAnErrorNamingTheFileAndTheField) {
+  const Config config = small_config();
+  const fs::path dir = fresh_dir("metadata");
+  const std::unique_ptr<Backend> backend = make_reference_backend(DType::f32);
+  Transformer model(config.model, *backend);
+  model.initialize(1);
+  Trainer trainer(model, config);
+  const std::string good = (dir / "good.safetensors").string(), bad = (dir / "bad.safetensors").string();
+  save_checkpoint(good, model, trainer.optimizer(), CheckpointState{});
+  // Written before the first validation: best_validation_loss inf, which loads.
+  EXPECT_EQ(load_checkpoint(good, model, trainer.optimizer()).best_validation_loss, std::numeric_limits<double>::infinity());
+  const SafetensorsFile file = read_safetensors(good);
+  for (const auto& [key, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"step", "abc", "metadata step: not a number: \"abc\""},
+           {"step", "-7", "metadata step: -7, expected an integer >= 0"},
+           {"best_step", "-1", "metadata best_step: -1, expected an integer >= 0"},
+           {"epoch", "0", "metadata epoch: 0, expected an integer >= 1"},
+           {"batch", "-2", "metadata batch: -2, expected an integer >= 0"},
+           {"best_validation_loss", "nan", "metadata best_validation_loss: nan, expected a loss >= 0 (inf before the first validation)"},
+           {"best_validation_loss", "-inf", "metadata best_validation_loss: -inf, expected a loss >= 0 (inf before the first validation)"},
+           {"best_validation_loss", "-0.5", "metadata best_validation_loss: -0.5, expected a loss >= 0 (inf before the first validation)"}}) {
+    std::map<std::string, std::string> metadata = file.metadata;
+    metadata[key] = value;
+    write_safetensors(bad, file.tensors, metadata);
+    EXPECT_EQ(error_of([&] { load_checkpoint(bad, model, trainer.optimizer()); }), bad + ": " + expected) << key << " " << value;
+    if (key != "epoch" && key != "batch") {  // what resume reads of best.safetensors
+      EXPECT_EQ(error_of([&] { checkpoint_progress(bad); }), bad + ": " + expected) << key << " " << value;
+    }
+    if (key == "step") {  // what decoding reads
+      EXPECT_EQ(error_of([&] { recorded_step(read_safetensors(bad), bad); }), bad + ": " + expected) << value;
+    }
+  }
+  EXPECT_EQ(recorded_step(SafetensorsFile{}, "average.safetensors"), 0);  // an average records no step
 }
 
 TEST(Checkpoints, StepCheckpointsAreListedByNumberNotByName) {

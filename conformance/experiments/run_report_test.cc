@@ -1,12 +1,15 @@
 // The training curve of run reports (experiments/training/run_report.h): every step alone up
 // to kCurveDenseSteps, then windows of kCurveWindow ending at its multiples and at the last step;
-// and the upgrade of schema_version 1 reports to it.
+// the upgrade of schema_version 1 reports to it; and RUN/history.jsonl read back.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "conformance/support/scratch_dir.h"
 #include "experiments/training/run_report.h"
 
 namespace trepro {
@@ -120,6 +123,60 @@ TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
   huge_loss[0]["loss"] = 1e308;
   EXPECT_EQ(message({{"schema_version", 1}, {"steps", huge_loss}}),
             "runs/x/report.json: steps[0].loss: expected a number within +-1e300, got 1e+308");
+}
+
+// RUN/history.jsonl holding `text`, in a folder of its own.
+std::string history_file(const std::string& name, const std::string& text) {
+  const std::string path = (trepro::testing::fresh_dir("run_report_test", name) / "history.jsonl").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// What RunHistory::load throws, or "(no error)".
+std::string load_error(const std::string& path) {
+  try {
+    RunHistory::load(path, 100);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const std::string kStep1 = R"({"kind":"step","step":1,"loss":2.5})";
+const std::string kValidation1 = R"({"kind":"validation","step":1,"loss":2.0})";
+const std::string kStep2 = R"({"kind":"step","step":2,"loss":2.25})";
+
+// A kill in the middle of an append leaves the last line cut short; the resumed run recomputes it.
+TEST(RunHistory, ATornLastLineIsDroppedFromTheFile) {
+  const std::string path = history_file("torn", kStep1 + "\n" + kValidation1 + "\n" + R"({"kind":"step","st)");
+  const RunHistory history = RunHistory::load(path, 100);
+  EXPECT_EQ(history.steps.size(), 1u);
+  EXPECT_EQ(history.validation.size(), 1u);
+  EXPECT_EQ(contents(path), kStep1 + "\n" + kValidation1 + "\n");
+}
+
+// A bad line with lines after it was taken for the torn last one, and everything after it was
+// dropped from the history and the file.
+TEST(RunHistory, ABadLineBeforeTheLastIsAnErrorNamingTheFileAndLine) {
+  const std::string text = kStep1 + "\n" + R"({"kind":"step","st)" + "\n" + kValidation1 + "\n" + kStep2 + "\n";
+  const std::string path = history_file("bad_line", text);
+  const std::string message = load_error(path);
+  EXPECT_EQ(message.rfind(path + ":2: ", 0), 0u) << message;
+  EXPECT_NE(message.find("not the last line"), std::string::npos) << message;
+  EXPECT_EQ(contents(path), text);  // left as it was
+}
+
+// nlohmann's type_error, which names no file, stopped the run.
+TEST(RunHistory, AnEntryOfTheWrongTypeIsAnErrorNamingTheFileAndLine) {
+  const std::string string_step = history_file("string_step", kStep1 + "\n" + R"({"kind":"step","step":"3"})" + "\n");
+  EXPECT_EQ(load_error(string_step), string_step + ":2: step: expected an integer, got \"3\"");
+  const std::string number_kind = history_file("number_kind", R"({"kind":1,"step":3})" "\n");
+  EXPECT_EQ(load_error(number_kind), number_kind + ":1: kind: expected a string, got 1");
 }
 
 }  // namespace

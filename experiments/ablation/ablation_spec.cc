@@ -196,8 +196,14 @@ AblationSpec load_ablation_spec(const std::string& path) {
       const std::string where = path + ": variants[" + std::to_string(i) + "]";
       const json& entry = (*it)[i];
       if (!entry.is_object()) fail(where, "expected {\"name\", \"set\"}");
-      variants.push_back({string_member(entry, "name", where),
-                          entry.value("set", json::object()), {}});
+      const std::string name = string_member(entry, "name", where);
+      for (const auto& [key, value] : entry.items()) {
+        // A misspelt "set" would run the common config under this variant's name.
+        if (key != "name" && key != "set") {
+          fail(path + ": variant \"" + name + "\" " + key, "unknown key (expected name, set)");
+        }
+      }
+      variants.push_back({name, entry.value("set", json::object()), {}});
     }
   }
   if (const auto it = document.find("grid"); it != document.end()) {
@@ -210,9 +216,17 @@ AblationSpec load_ablation_spec(const std::string& path) {
     const std::string where = path + ": variant \"" + v.name + "\"";
     check_name(v.name, where);
     if (!names.insert(v.name).second) fail(where, "the name is used twice");
+    // cell_config gives every cell one of the spec's seeds, whatever its variant set.
+    if (v.set.contains("train.seed")) {
+      fail(where + " set.train.seed", "a variant cannot choose its seed: every variant runs each of the spec's seeds "
+                                      "(\"seeds\", else the common config's train.seed)");
+    }
     v.config = apply_overrides(common, v.set, where + " set");
   }
   spec.variants = std::move(variants);
+  if (document.contains("seeds") && spec.overrides.contains("train.seed")) {
+    fail(path + ": overrides.train.seed", "the spec's \"seeds\" set every cell's seed; give one or the other");
+  }
   spec.seeds = read_seeds(document, path, common.train.seed);
   if (document.contains("baseline")) {
     spec.baseline = string_member(document, "baseline", path);

@@ -19,8 +19,10 @@
 //                 "margin": 1.0, "metric": "bleu"}]     which their difference counts as none)
 //   }
 // A path must name a key of the base config (a typo is an error naming the spec and the key),
-// and every variant's config is validated as a config file would be. A claim's metric is one of
-// kClaimMetrics; "better"/"worse" and "baseline" must name variants.
+// and every variant's config is validated as a config file would be. A variant holds only
+// "name" and "set". Seeds are the spec's alone: no variant sets train.seed, nor do the overrides
+// beside "seeds". A claim's metric is one of kClaimMetrics; "better"/"worse" and "baseline" must
+// name variants.
 #pragma once
 
 #include <string>

@@ -62,7 +62,7 @@ TranslationModel load_translation_model(const TranslationModelSource& o,
   // A training checkpoint also holds the Adam moments; decoding needs the parameters only.
   std::erase_if(file.tensors, [](const auto& entry) { return entry.first.rfind("adam.", 0) == 0; });
   t.model->parameters().load(*t.backend, file, t.checkpoint);
-  if (auto step = file.metadata.find("step"); step != file.metadata.end()) t.checkpoint_step = std::stoll(step->second);
+  t.checkpoint_step = recorded_step(file, t.checkpoint);
   return t;
 }
 

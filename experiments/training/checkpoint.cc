@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/safetensors.h"
+#include "model/parameters.h"
 
 namespace trepro {
 
@@ -32,6 +33,28 @@ T number(const SafetensorsFile& file, const std::string& path, const std::string
   const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
   if (result.ec != std::errc() || result.ptr != text.data() + text.size()) {
     throw std::runtime_error(path + ": metadata " + key + ": not a number: \"" + text + "\"");
+  }
+  return value;
+}
+
+// A step, epoch or batch number: from_chars reads "-7" as well, and a resumed run would start
+// before its own beginning (a batch index before its epoch's first).
+std::int64_t count(const SafetensorsFile& file, const std::string& path, const std::string& key, std::int64_t least) {
+  const auto value = number<std::int64_t>(file, path, key);
+  if (value < least) {
+    throw std::runtime_error(path + ": metadata " + key + ": " + std::to_string(value) + ", expected an integer >= " +
+                             std::to_string(least));
+  }
+  return value;
+}
+
+// An unsmoothed cross-entropy, so >= 0, or inf before the first validation. from_chars reads
+// "nan" too, and no loss compares below NaN: a run resumed from it would never mark a best.
+double best_validation_loss(const SafetensorsFile& file, const std::string& path) {
+  const auto value = number<double>(file, path, "best_validation_loss");
+  if (!(value >= 0.0)) {
+    throw std::runtime_error(path + ": metadata best_validation_loss: " + exact(value) +
+                             ", expected a loss >= 0 (inf before the first validation)");
   }
   return value;
 }
@@ -69,11 +92,11 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
   model.parameters().load(model.backend(), weights, path);
   adam.load_state(model.backend(), moments, path);
   CheckpointState state;
-  state.step = number<std::int64_t>(file, path, "step");
-  state.position = {number<std::int64_t>(file, path, "epoch"), number<std::int64_t>(file, path, "batch")};
+  state.step = count(file, path, "step", 0);
+  state.position = {count(file, path, "epoch", 1), count(file, path, "batch", 0)};
   state.seed = number<std::uint64_t>(file, path, "seed");
-  state.best_validation_loss = number<double>(file, path, "best_validation_loss");
-  state.best_step = number<std::int64_t>(file, path, "best_step");
+  state.best_validation_loss = best_validation_loss(file, path);
+  state.best_step = count(file, path, "best_step", 0);
   state.config_hash = field(file, path, "config_hash");
   const auto recipe = file.metadata.find("recipe_hash");
   if (recipe != file.metadata.end()) state.recipe_hash = recipe->second;
@@ -82,8 +105,11 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
 
 CheckpointProgress checkpoint_progress(const std::string& path) {
   const SafetensorsFile header{{}, read_safetensors_metadata(path)};
-  return {number<std::int64_t>(header, path, "step"), number<std::int64_t>(header, path, "best_step"),
-          number<double>(header, path, "best_validation_loss")};
+  return {count(header, path, "step", 0), count(header, path, "best_step", 0), best_validation_loss(header, path)};
+}
+
+std::int64_t recorded_step(const SafetensorsFile& file, const std::string& path) {
+  return file.metadata.contains("step") ? count(file, path, "step", 0) : 0;
 }
 
 std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
@@ -144,6 +170,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
         throw std::runtime_error(paths[f] + ": tensor " + name + ": shape " + shape_string(tensor.shape()) +
                                  ", but " + shape_string(it->second.shape()) + " in " + paths[0]);
       }
+      require_finite_weights(tensor, paths[f], name);
       double* sum = it->second.data<double>();
       for (std::int64_t i = 0; i < tensor.numel(); ++i) sum[i] += tensor.at(i);
     }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/safetensors.h"
 #include "experiments/training/training_data.h"
 #include "model/optimizer.h"
 
@@ -33,19 +34,24 @@ struct CheckpointState {
 // Atomic (temporary file, fsync, rename).
 void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, const CheckpointState& state);
 // Loads parameters and Adam moments into `model` and `adam`; throws naming `path` on a missing
-// tensor, a wrong shape or missing metadata.
+// tensor, a wrong shape, a weight that is not finite, or metadata that is missing or out of
+// range (a negative step, epoch or batch, a best validation loss that is NaN or negative).
 CheckpointState load_checkpoint(const std::string& path, Transformer& model, Adam& adam);
 
 std::string checkpoint_dir(const std::string& run_dir);
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
 std::string best_checkpoint_path(const std::string& run_dir);
 // Where a checkpoint was written and the best validation then, from its metadata (the header
-// alone): for best.safetensors, step = best_step, the validation that chose it.
+// alone), checked as load_checkpoint checks it: for best.safetensors, step = best_step, the
+// validation that chose it.
 struct CheckpointProgress {
   std::int64_t step = 0, best_step = 0;
   double best_validation_loss = 0.0;
 };
 CheckpointProgress checkpoint_progress(const std::string& path);
+// The step a weights file's metadata records, checked as load_checkpoint checks it; 0 when it
+// records none (an average of checkpoints).
+std::int64_t recorded_step(const SafetensorsFile& file, const std::string& path);
 
 struct StepCheckpoint {
   std::int64_t step;
@@ -56,8 +62,9 @@ std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir);
 
 // The element-wise mean of the parameters (not the Adam moments) of `paths`, computed in double
 // and written in the first file's dtype to `out` (atomically), with their recipe_hash. Every
-// file must hold the same parameter names and shapes, and the same recipe_hash where both files
-// of a pair record one (checkpoints of one run resumed with another --steps share it).
+// file must hold the same parameter names and shapes, finite values, and the same recipe_hash
+// where both files of a pair record one (checkpoints of one run resumed with another --steps
+// share it).
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out);
 
 }  // namespace trepro

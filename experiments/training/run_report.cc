@@ -20,15 +20,27 @@ RunHistory RunHistory::load(const std::string& path, std::int64_t last_step) {
   std::string line, kept;
   for (std::int64_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(number);
     nlohmann::json entry;
     try {
-      entry = parse_json(line, path + ":" + std::to_string(number));
-    } catch (const JsonInputError&) {
-      // A line cut short by a kill is the last one; everything it held is recomputed.
+      entry = parse_json(line, where);
+    } catch (const JsonInputError& e) {
+      // A kill in the middle of an append cuts the last line short; everything it held is
+      // recomputed. A bad line with lines after it is damage of another kind, which dropping
+      // those lines would hide.
+      if (in.peek() != std::ifstream::traits_type::eof()) {
+        throw JsonInputError(std::string(e.what()) + " (not the last line, so not an append a kill cut short)");
+      }
       break;
     }
     if (!entry.contains("kind") || !entry.contains("step")) {
-      throw std::runtime_error(path + ":" + std::to_string(number) + ": expected {\"kind\", \"step\", ...}");
+      throw std::runtime_error(where + ": expected {\"kind\", \"step\", ...}");
+    }
+    if (!entry["kind"].is_string()) {
+      throw std::runtime_error(where + ": kind: expected a string, got " + entry["kind"].dump());
+    }
+    if (!entry["step"].is_number_integer()) {
+      throw std::runtime_error(where + ": step: expected an integer, got " + entry["step"].dump());
     }
     if (entry["step"].get<std::int64_t>() > last_step) continue;
     const std::string kind = entry["kind"];
