@@ -144,6 +144,12 @@ edit_checkpoint "$run/checkpoints/step_4.safetensors" "$scratch/negative_step_ru
   metadata step -7
 expect_error "$scratch/negative_step_run/checkpoints/step_4.safetensors: metadata step: -7, expected an integer >= 0" \
   "$trepro" train --resume --out "$scratch/negative_step_run"
+# A batch index past its epoch's end (a checkpoint of another corpus): an error, not a read past
+# the epoch's batch list.
+cp -r "$run" "$scratch/batch_past_run"
+edit_checkpoint "$run/checkpoints/step_4.safetensors" "$scratch/batch_past_run/checkpoints/step_4.safetensors" \
+  metadata batch 100000
+expect_error "batch 100000 is past the epoch's " "$trepro" train --resume --out "$scratch/batch_past_run" --steps 6
 
 if [[ -e "$scratch/o.safetensors" || -e "$scratch/run" || -e "$scratch/average.safetensors" ]]; then
   echo "FAIL: a rejected command wrote its output" >&2

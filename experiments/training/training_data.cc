@@ -160,15 +160,14 @@ class CorpusData : public TrainingData {
   }
 
   Batch next(DataPosition& position) override {
-    Batch batch = make_batch(*train_, epoch_batches(position.epoch)[static_cast<std::size_t>(position.batch)],
+    Batch batch = make_batch(*train_, batches_at(position)[static_cast<std::size_t>(position.batch)],
                              Vocabulary::kPad, Vocabulary::kBos, Vocabulary::kEos);
     skip(position);
     return batch;
   }
   void skip(DataPosition& position) override {
-    if (++position.batch == static_cast<std::int64_t>(epoch_batches(position.epoch).size())) {
-      position = {position.epoch + 1, 0};
-    }
+    const auto batches = static_cast<std::int64_t>(batches_at(position).size());
+    if (++position.batch == batches) position = {position.epoch + 1, 0};
   }
   std::int64_t batches_per_epoch() override { return static_cast<std::int64_t>(epoch_batches(1).size()); }
   double validation_loss(Transformer& model) override { return mean_loss(model, validation_); }
@@ -192,6 +191,19 @@ class CorpusData : public TrainingData {
   }
 
  private:
+  // The batches of `position`'s epoch, once its batch is one of them: a checkpoint records the
+  // position, and one of another corpus (or damaged) could point past the epoch's end.
+  const std::vector<std::vector<std::size_t>>& batches_at(const DataPosition& position) {
+    const auto& batches = epoch_batches(position.epoch);
+    if (position.batch < 0 || position.batch >= static_cast<std::int64_t>(batches.size())) {
+      throw std::runtime_error("data: position epoch " + std::to_string(position.epoch) + " batch " +
+                               std::to_string(position.batch) + " is past the epoch's " +
+                               std::to_string(batches.size()) + " batches of " + where_ +
+                               " (a checkpoint of another corpus or batching?)");
+    }
+    return batches;
+  }
+
   // One epoch's batch order, kept while that epoch runs.
   const std::vector<std::vector<std::size_t>>& epoch_batches(std::int64_t epoch) {
     if (cached_epoch_ != epoch) {
