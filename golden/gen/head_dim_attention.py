@@ -7,17 +7,21 @@ and shapes, so naming.py renames nothing), scaled by 1/sqrt(head_dim).
 It takes nn.MultiheadAttention's call (query, key, value, attn_mask, key_padding_mask,
 need_weights), batch first, boolean masks (True = not allowed), so it can stand in for
 self_attn / multihead_attn of nn.TransformerEncoderLayer and nn.TransformerDecoderLayer.
+With rotary=True it rotates q and k (gen/rotary.py) after the projections, before the scores:
+the decoder-only model's attention (gen/decoder_only_model.py).
 """
 import math
 
 import torch
 import torch.nn as nn
 
+from .rotary import rotate
+
 
 class HeadDimAttention(nn.Module):
-    def __init__(self, d_model, heads, head_dim, dtype):
+    def __init__(self, d_model, heads, head_dim, dtype, rotary=False):
         super().__init__()
-        self.heads, self.head_dim = heads, head_dim
+        self.heads, self.head_dim, self.rotary = heads, head_dim, rotary
         width = heads * head_dim
         self.q_proj = nn.Linear(d_model, width, dtype=dtype)
         self.k_proj = nn.Linear(d_model, width, dtype=dtype)
@@ -31,6 +35,8 @@ class HeadDimAttention(nn.Module):
 
     def forward(self, query, key, value, attn_mask=None, key_padding_mask=None, need_weights=False):
         q, k, v = self._split(self.q_proj(query)), self._split(self.k_proj(key)), self._split(self.v_proj(value))
+        if self.rotary:
+            q, k = rotate(q), rotate(k)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # [B, heads, Tq, Tk]
         if attn_mask is not None:
             scores = scores.masked_fill(attn_mask, float("-inf"))

@@ -6,7 +6,11 @@
 
 The final norms exist only for Pre-LN (nn.Transformer's default stacks always add one, which
 the paper's Post-LN model does not have: hence the custom stacks). Sinusoidal positions are
-written by hand; everything else is PyTorch's.
+written by hand; everything else is PyTorch's, except where the config asks for what
+nn.Transformer cannot express:
+  head_dim   every attention module is head_dim_attention.HeadDimAttention (heads x head_dim wide)
+  learned    positions from one nn.Embedding(max_len, d) table, pos_embed, for both stacks
+(the decoder-only model with RMSNorm, SwiGLU and rotary positions is gen/decoder_only_model.py).
 """
 import math
 
@@ -15,6 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import losses, naming, values
+from .head_dim_attention import HeadDimAttention
 
 PREFIXES = {"transformer.encoder.": "encoder.", "transformer.decoder.": "decoder."}
 
@@ -45,15 +50,25 @@ class GoldenTransformer(nn.Module):
                       activation=c["activation"], layer_norm_eps=c["layer_norm_eps"], batch_first=True,
                       norm_first=pre, dtype=dtype)
         final_norm = lambda: nn.LayerNorm(c["d_model"], eps=c["layer_norm_eps"], dtype=dtype) if pre else None
-        encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**common), c["encoder_layers"], final_norm(),
-                                        enable_nested_tensor=False)
-        decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**common), c["decoder_layers"], final_norm())
+        encoder_layer, decoder_layer = nn.TransformerEncoderLayer(**common), nn.TransformerDecoderLayer(**common)
+        if c.get("head_dim"):
+            # The layers stay in training mode (dropout is 0), so they never take PyTorch's fused
+            # fast path, which would read nn.MultiheadAttention's packed weights.
+            attention = lambda: HeadDimAttention(c["d_model"], c["heads"], c["head_dim"], dtype)
+            encoder_layer.self_attn = attention()
+            decoder_layer.self_attn, decoder_layer.multihead_attn = attention(), attention()
+        encoder = nn.TransformerEncoder(encoder_layer, c["encoder_layers"], final_norm(), enable_nested_tensor=False)
+        decoder = nn.TransformerDecoder(decoder_layer, c["decoder_layers"], final_norm())
         self.transformer = nn.Transformer(d_model=c["d_model"], nhead=c["heads"], custom_encoder=encoder,
                                           custom_decoder=decoder, batch_first=True, dtype=dtype)
         self.embed = nn.Embedding(c["vocab_size"], c["d_model"], dtype=dtype)
+        self.pos_embed = nn.Embedding(c["max_len"], c["d_model"], dtype=dtype) if c["positional"] == "learned" else None
 
     def embed_with_positions(self, ids):
-        pe = values.sinusoidal(range(ids.shape[1]), self.d_model).to(self.embed.weight.dtype)
+        if self.pos_embed is not None:
+            pe = self.pos_embed(torch.arange(ids.shape[1]))
+        else:
+            pe = values.sinusoidal(range(ids.shape[1]), self.d_model).to(self.embed.weight.dtype)
         return self.embed(ids) * math.sqrt(self.d_model) + pe
 
     def forward(self, src, tgt):
@@ -86,9 +101,10 @@ def golden_weights(model):
 
 
 def sequence_batch(gen, src_lengths, tgt_lengths, vocab, pad):
-    """src [B, S]; tgt [B, T] the decoder input and labels [B, T] the next tokens, pad-aligned."""
-    src = values.padded_ids(gen, src_lengths, max(src_lengths), vocab, pad)
+    """src [B, S] (none for src_lengths None: decoder-only); tgt [B, T] the decoder input and
+    labels [B, T] the next tokens, pad-aligned."""
+    batch = {} if src_lengths is None else {"src": values.padded_ids(gen, src_lengths, max(src_lengths), vocab, pad)}
     sequence = values.padded_ids(gen, [n + 1 for n in tgt_lengths], max(tgt_lengths) + 1, vocab, pad)
     tgt, labels = sequence[:, :-1].clone(), sequence[:, 1:].clone()
     tgt[labels == pad] = pad
-    return {"src": src, "tgt": tgt, "labels": labels}
+    return dict(batch, tgt=tgt, labels=labels)
