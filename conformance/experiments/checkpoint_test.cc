@@ -177,15 +177,26 @@ std::string error_of(const std::function<void()>& action) {
 
 // One NaN or infinity in a file of weights (a diverged run's, a damaged disk's) used to load and
 // decode, average into a NaN, and resume into a NaN loss.
+// A small model's checkpoint, DIR/good.safetensors, and the path DIR/bad.safetensors for a
+// damaged copy of it.
+struct SavedCheckpoint {
+  Config config = small_config();
+  fs::path dir;
+  std::unique_ptr<Backend> backend = make_reference_backend(DType::f32);
+  Transformer model{config.model, *backend};
+  Trainer trainer{model, config};
+  std::string good, bad;
+
+  explicit SavedCheckpoint(const std::string& name)
+      : dir(fresh_dir(name)), good((dir / "good.safetensors").string()), bad((dir / "bad.safetensors").string()) {
+    model.initialize(1);
+    save_checkpoint(good, model, trainer.optimizer(), CheckpointState{});
+  }
+};
+
 TEST(Checkpoints, AWeightThatIsNotFiniteIsAnErrorNamingTheFileAndTheTensor) {
-  const Config config = small_config();
-  const fs::path dir = fresh_dir("not_finite");
-  const std::unique_ptr<Backend> backend = make_reference_backend(DType::f32);
-  Transformer model(config.model, *backend);
-  model.initialize(1);
-  Trainer trainer(model, config);
-  const std::string good = (dir / "good.safetensors").string(), bad = (dir / "bad.safetensors").string();
-  save_checkpoint(good, model, trainer.optimizer(), CheckpointState{});
+  SavedCheckpoint saved("not_finite");
+  auto& [config, dir, backend, model, trainer, good, bad] = saved;
   const std::string name = model.parameters().all().back().spec.name;
   for (const double value : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
     SafetensorsFile file = read_safetensors(good);
@@ -207,14 +218,8 @@ TEST(Checkpoints, AWeightThatIsNotFiniteIsAnErrorNamingTheFileAndTheTensor) {
 // Metadata is text: from_chars reads "-7" and "nan", and a run resumed from them started before
 // its beginning or never marked a validation best again.
 TEST(Checkpoints, MetadataOutOfRangeIsAnErrorNamingTheFileAndTheField) {
-  const Config config = small_config();
-  const fs::path dir = fresh_dir("metadata");
-  const std::unique_ptr<Backend> backend = make_reference_backend(DType::f32);
-  Transformer model(config.model, *backend);
-  model.initialize(1);
-  Trainer trainer(model, config);
-  const std::string good = (dir / "good.safetensors").string(), bad = (dir / "bad.safetensors").string();
-  save_checkpoint(good, model, trainer.optimizer(), CheckpointState{});
+  SavedCheckpoint saved("metadata");
+  auto& [config, dir, backend, model, trainer, good, bad] = saved;
   // Written before the first validation: best_validation_loss inf, which loads.
   EXPECT_EQ(load_checkpoint(good, model, trainer.optimizer()).best_validation_loss, std::numeric_limits<double>::infinity());
   const SafetensorsFile file = read_safetensors(good);
