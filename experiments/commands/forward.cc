@@ -7,6 +7,7 @@
 #include "core/token_ids.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
+#include "experiments/training/checkpoint.h"
 #include "model/transformer.h"
 
 namespace trepro::cli {
@@ -38,7 +39,7 @@ void run_forward(const ForwardOptions& o) {
   if (o.weights.empty()) {
     model.initialize(config.train.seed);
   } else {
-    model.parameters().load(*backend, read_safetensors(o.weights), o.weights);
+    model.parameters().load(*backend, without_optimizer_state(read_safetensors(o.weights)), o.weights);
   }
   Batch batch{read_token_ids(o.src, "src"), read_token_ids(o.tgt, "tgt"), read_token_ids(o.labels, "labels")};
   const Tensor& positions = config.model.architecture == Architecture::encoder_only ? batch.src : batch.tgt;
@@ -70,7 +71,7 @@ void add_forward_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("forward", "Run the model on token ids; write logits, loss and gradients");
   auto o = std::make_shared<ForwardOptions>();
   cmd->add_option("--config", o->config, "config JSON")->required();
-  cmd->add_option("--weights", o->weights, "safetensors with every parameter (default: initialise from train.seed)");
+  cmd->add_option("--weights", o->weights, "safetensors with every parameter, or a training checkpoint (its Adam moments ignored; default: initialise from train.seed)");
   cmd->add_option("--src", o->src, "safetensors holding one int32/int64 [B, S] tensor");
   cmd->add_option("--tgt", o->tgt, "safetensors holding one int32/int64 [B, T] tensor: the decoder input");
   cmd->add_option("--labels", o->labels, "safetensors holding one int32/int64 [B, T] tensor");

@@ -58,9 +58,7 @@ TranslationModel load_translation_model(const TranslationModelSource& o,
   t.backend = make_backend();
   t.model = std::make_unique<Transformer>(t.config.model, *t.backend);
   t.checkpoint = weights_path(o);
-  SafetensorsFile file = read_safetensors(t.checkpoint);
-  // A training checkpoint also holds the Adam moments; decoding needs the parameters only.
-  std::erase_if(file.tensors, [](const auto& entry) { return entry.first.rfind("adam.", 0) == 0; });
+  const SafetensorsFile file = without_optimizer_state(read_safetensors(t.checkpoint));
   t.model->parameters().load(*t.backend, file, t.checkpoint);
   t.checkpoint_step = recorded_step(file, t.checkpoint);
   return t;

@@ -112,6 +112,11 @@ std::int64_t recorded_step(const SafetensorsFile& file, const std::string& path)
   return file.metadata.contains("step") ? count(file, path, "step", 0) : 0;
 }
 
+SafetensorsFile without_optimizer_state(SafetensorsFile file) {
+  std::erase_if(file.tensors, [](const auto& entry) { return is_optimizer_state(entry.first); });
+  return file;
+}
+
 std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
 
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step) {

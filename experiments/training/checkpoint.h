@@ -38,6 +38,10 @@ void save_checkpoint(const std::string& path, Transformer& model, Adam& adam, co
 // range (a negative step, epoch or batch, a best validation loss that is NaN or negative).
 CheckpointState load_checkpoint(const std::string& path, Transformer& model, Adam& adam);
 
+// The parameters of a weights file: a training checkpoint's Adam moments dropped, so that
+// decoding and `forward --weights` read a step checkpoint as they read an average.
+SafetensorsFile without_optimizer_state(SafetensorsFile file);
+
 std::string checkpoint_dir(const std::string& run_dir);
 std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
 std::string best_checkpoint_path(const std::string& run_dir);
