@@ -132,9 +132,14 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
 
 // The header's length, from the file's first 8 bytes `start`, checked against the `file_size`.
 std::uint64_t header_length(const std::string& path, std::string_view start, std::uint64_t file_size) {
-  if (file_size < 8 || start.size() < 8) {
+  if (file_size < 8) {
     fail(path, "the file has " + std::to_string(file_size) +
                    " bytes, fewer than the 8-byte header length (not a safetensors file)");
+  }
+  // The size was taken before the read: a file cut short in between is a truncation, not a short file.
+  if (start.size() < 8) {
+    fail(path, "only " + std::to_string(start.size()) + " of its " + std::to_string(file_size) +
+                   " bytes could be read for the 8-byte header length (truncated while reading?)");
   }
   std::uint64_t length = 0;
   std::memcpy(&length, start.data(), 8);

@@ -106,7 +106,11 @@ TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
             std::string::npos);
   json missing_field = numbered_steps(3);
   missing_field[1].erase("grad_norm");
-  EXPECT_NE(message({{"schema_version", 1}, {"steps", missing_field}}).find("runs/x/report.json: \"steps\" needs"),
+  EXPECT_EQ(message({{"schema_version", 1}, {"steps", missing_field}}),
+            "runs/x/report.json: steps[1]: grad_norm: expected a number within +-1e300, got nothing");
+  json missing_step = numbered_steps(3);
+  missing_step[2].erase("step");
+  EXPECT_NE(message({{"schema_version", 1}, {"steps", missing_step}}).find("runs/x/report.json: \"steps\" needs"),
             std::string::npos);
   // Step numbers near the largest integer made the window arithmetic overflow and loop forever;
   // sums of huge losses became a null in the curve.
@@ -122,7 +126,7 @@ TEST(UpgradedRunReport, RefusesWhatItCannotUpgradeNamingTheFile) {
   json huge_loss = numbered_steps(2);
   huge_loss[0]["loss"] = 1e308;
   EXPECT_EQ(message({{"schema_version", 1}, {"steps", huge_loss}}),
-            "runs/x/report.json: steps[0].loss: expected a number within +-1e300, got 1e+308");
+            "runs/x/report.json: steps[0]: loss: expected a number within +-1e300, got 1e+308");
 }
 
 // RUN/history.jsonl holding `text`, in a folder of its own.
@@ -147,9 +151,11 @@ std::string load_error(const std::string& path) {
   return "(no error)";
 }
 
-const std::string kStep1 = R"({"kind":"step","step":1,"loss":2.5})";
+const std::string kStep1 =
+    R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,"grad_norm":1.5,"tokens":40,"seconds":0.25})";
 const std::string kValidation1 = R"({"kind":"validation","step":1,"loss":2.0})";
-const std::string kStep2 = R"({"kind":"step","step":2,"loss":2.25})";
+const std::string kStep2 =
+    R"({"kind":"step","step":2,"epoch":1,"loss":2.25,"learning_rate":2e-4,"grad_norm":1.25,"tokens":40,"seconds":0.25})";
 
 // A kill in the middle of an append leaves the last line cut short; the resumed run recomputes it.
 TEST(RunHistory, ATornLastLineIsDroppedFromTheFile) {
@@ -177,6 +183,17 @@ TEST(RunHistory, AnEntryOfTheWrongTypeIsAnErrorNamingTheFileAndLine) {
   EXPECT_EQ(load_error(string_step), string_step + ":2: step: expected an integer, got \"3\"");
   const std::string number_kind = history_file("number_kind", R"({"kind":1,"step":3})" "\n");
   EXPECT_EQ(load_error(number_kind), number_kind + ":1: kind: expected a string, got 1");
+}
+
+// A step line without its loss passed the load and failed later inside the training curve, with
+// nlohmann's out_of_range that names no file.
+TEST(RunHistory, AStepLineMissingAFieldIsAnErrorNamingTheFileAndLine) {
+  const std::string no_loss = history_file(
+      "no_loss", kStep1 + "\n" + R"({"kind":"step","step":2,"epoch":1,"learning_rate":2e-4,"grad_norm":1.0,"tokens":40,"seconds":0.25})" + "\n");
+  EXPECT_EQ(load_error(no_loss), no_loss + ":2: loss: expected a number within +-1e300, got nothing");
+  const std::string float_tokens = history_file(
+      "float_tokens", R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,"grad_norm":1.5,"tokens":4.5,"seconds":0.25})" "\n");
+  EXPECT_EQ(load_error(float_tokens), float_tokens + ":1: tokens: expected a count >= 0, got 4.5");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "conformance/support/tensor_testing.h"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/philox.h"
@@ -29,6 +30,14 @@ Tensor on_host(Backend& backend, const Tensor& t) {
   return t.device() == Device::cpu ? t : backend.download(t);
 }
 
+// A comparison of tensors whose shapes differ fails before any element is read.
+std::optional<::testing::AssertionResult> shape_mismatch(const std::string& what, const Tensor& actual,
+                                                         const Tensor& expected) {
+  if (actual.shape() == expected.shape()) return std::nullopt;
+  return ::testing::AssertionFailure() << what << ": shape " << shape_string(actual.shape()) << ", expected "
+                                       << shape_string(expected.shape());
+}
+
 }  // namespace
 
 double dot(Backend& backend, const Tensor& a, const Tensor& b) {
@@ -44,10 +53,7 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
                                      Backend& expected_backend, const Tensor& expected, Tolerance tol) {
   Tensor a = on_host(actual_backend, actual);
   Tensor e = on_host(expected_backend, expected);
-  if (a.shape() != e.shape()) {
-    return ::testing::AssertionFailure() << what << ": shape " << shape_string(a.shape()) << ", expected "
-                                         << shape_string(e.shape());
-  }
+  if (auto mismatch = shape_mismatch(what, a, e)) return *mismatch;
   std::int64_t worst = -1;
   double worst_excess = 0.0;
   for (std::int64_t i = 0; i < a.numel(); ++i) {
@@ -74,10 +80,7 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
                                       Backend& expected_backend, const Tensor& expected, double bound) {
   Tensor a = on_host(actual_backend, actual);
   Tensor e = on_host(expected_backend, expected);
-  if (a.shape() != e.shape()) {
-    return ::testing::AssertionFailure() << what << ": shape " << shape_string(a.shape()) << ", expected "
-                                         << shape_string(e.shape());
-  }
+  if (auto mismatch = shape_mismatch(what, a, e)) return *mismatch;
   double diff = 0.0, norm = 0.0;
   for (std::int64_t i = 0; i < a.numel(); ++i) {
     diff += (a.at(i) - e.at(i)) * (a.at(i) - e.at(i));

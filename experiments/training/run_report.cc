@@ -13,6 +13,29 @@
 
 namespace trepro {
 
+namespace {
+
+// The fields of a step entry that training_curve sums, each a finite number (tokens a count), so
+// that a damaged history.jsonl or report is named with its line rather than failing inside the
+// curve. Throws naming `where`.
+void check_step_fields(const nlohmann::json& entry, const std::string& where) {
+  for (const char* key : {"epoch", "loss", "learning_rate", "grad_norm", "seconds"}) {
+    const auto value = entry.find(key);
+    if (value == entry.end() || !value->is_number() || !std::isfinite(value->get<double>()) ||
+        std::abs(value->get<double>()) > 1e300) {
+      throw std::runtime_error(where + ": " + key + ": expected a number within +-1e300, got " +
+                               (value == entry.end() ? std::string("nothing") : value->dump()));
+    }
+  }
+  const auto tokens = entry.find("tokens");
+  if (tokens == entry.end() || !tokens->is_number_integer() || tokens->get<std::int64_t>() < 0) {
+    throw std::runtime_error(where + ": tokens: expected a count >= 0, got " +
+                             (tokens == entry.end() ? std::string("nothing") : tokens->dump()));
+  }
+}
+
+}  // namespace
+
 RunHistory RunHistory::load(const std::string& path, std::int64_t last_step) {
   RunHistory history;
   if (!std::filesystem::exists(path)) return history;
@@ -44,6 +67,7 @@ RunHistory RunHistory::load(const std::string& path, std::int64_t last_step) {
     }
     if (entry["step"].get<std::int64_t>() > last_step) continue;
     const std::string kind = entry["kind"];
+    if (kind == "step") check_step_fields(entry, where);
     entry.erase("kind");
     (kind == "step" ? history.steps : history.validation).push_back(entry);
     kept += line + "\n";
@@ -132,12 +156,7 @@ void check_history_steps(const nlohmann::json& steps, const std::string& source)
                                std::to_string(previous) + ") and at most 2^40, got " + step.dump());
     }
     previous = step.get<std::int64_t>();
-    for (const char* key : {"loss", "grad_norm", "seconds"}) {
-      const nlohmann::json& value = steps[i].at(key);
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || std::abs(value.get<double>()) > 1e300) {
-        throw std::runtime_error(where + "." + key + ": expected a number within +-1e300, got " + value.dump());
-      }
-    }
+    check_step_fields(steps[i], where);
   }
 }
 
