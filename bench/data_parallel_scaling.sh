@@ -27,10 +27,8 @@ cat >"$scratch/scaling.json" <<JSON
   "data": {"dataset": "copy", "min_length": 20, "max_length": 40, "batch_size": 64}
 }
 JSON
-# The first processor's name, family, model and stepping (a VM's bare "AMD EPYC" names no generation).
-cpu=$(awk -F'\t*: ' '$1 ~ /^(model name|cpu family|model|stepping)$/ && !($1 in f) {f[$1] = $2}
-  END {printf "%s (family %s, model %s, stepping %s)", f["model name"], f["cpu family"], f["model"], f["stepping"]}' /proc/cpuinfo)
-{ date -u; echo "cpu: $cpu"; echo "cores: $(nproc)"; echo "load before: $(cat /proc/loadavg)"; } >"$out/load.txt"
+# The CPU goes into scaling.json from allreduce_bench's "cpu" (bench_support's cpu_model).
+{ date -u; echo "cores: $(nproc)"; echo "load before: $(cat /proc/loadavg)"; } >"$out/load.txt"
 TREPRO_THREADS=2 "$trepro" train "$scratch/scaling.json" --out "$scratch/one_rank" >/dev/null
 mpirun "${mpirun_options[@]}" -np 2 -x TREPRO_THREADS=1 "$trepro" train "$scratch/scaling.json" --out "$scratch/two_ranks" >/dev/null
 cmp "$scratch/one_rank/checkpoints/step_${STEPS:-30}.safetensors" "$scratch/two_ranks/checkpoints/step_${STEPS:-30}.safetensors"
@@ -57,7 +55,7 @@ result = {"one_rank_two_threads": one, "two_ranks_one_thread": two,
           "x_two_ranks_over_one_rank": two["tokens_per_second"] / one["tokens_per_second"],
           "reduction_seconds_per_step": reduce["reduce_shard_gradients"]["seconds"],
           "reduction_share_of_step": reduce["reduce_shard_gradients"]["seconds"] / two["seconds_per_step"],
-          "parameters": reduce["floats"], "same_checkpoint_bytes": True,
+          "parameters": reduce["floats"], "same_checkpoint_bytes": True, "cpu": reduce["cpu"],
           "load": open(f"{out}/load.txt").read()}
 json.dump(result, open(f"{out}/scaling.json", "w"), indent=2)
 print(json.dumps(result, indent=2))
