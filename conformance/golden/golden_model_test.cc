@@ -29,7 +29,7 @@ std::map<std::string, Tensor> case_weights(const GoldenCase& g, const Config& co
   return weights;
 }
 
-// A decoder-only case has no src file: its model reads no source.
+// A decoder-only case has no src file, an encoder-only one no tgt file: their models read none.
 Tensor ids(const GoldenCase& g, const std::string& role) {
   return g.has_file(role) ? g.read(role).tensors.at(role) : Tensor();
 }
@@ -85,9 +85,10 @@ TEST_P(GoldenModelTest, TransformerInProcess) {
     Transformer model(config.model, b);
     model.parameters().load(b, SafetensorsFile{case_weights(g, config), {}}, g.label() + " weights");
     const Batch batch{ids(g, "src"), ids(g, "tgt"), ids(g, "labels")};
-    const Tensor& tgt = batch.tgt;
+    const Tensor& positions = batch.tgt.defined() ? batch.tgt : batch.src;
     std::map<std::string, Tensor> outputs;
-    outputs["logits"] = b.download(model.forward(batch)).view({tgt.dim(0), tgt.dim(1), config.model.vocab_size});
+    outputs["logits"] =
+        b.download(model.forward(batch)).view({positions.dim(0), positions.dim(1), config.model.vocab_size});
     const double loss = model.loss(batch.labels, config.train.label_smoothing, config.train.label_smoothing_form);
     outputs["loss"] = Tensor::from_values({}, DType::f64, {loss});
     model.parameters().zero_grad(b);
@@ -116,11 +117,13 @@ TEST_P(GoldenModelTest, TreproForwardContract) {
     std::string weights = g.has_file("weights") ? g.path("weights") : (tmp.path / "weights.safetensors").string();
     if (!g.has_file("weights")) write_safetensors(weights, case_weights(g, load_config(g.path("config"))));
     const std::string out = (tmp.path / "out.safetensors").string();
-    // `trepro forward` refuses --src for a decoder-only model, whose case has no src file.
+    // `trepro forward` refuses --src for a decoder-only model and --tgt for an encoder-only one,
+    // whose cases have no such file.
     const std::string src = g.has_file("src") ? "' --src '" + g.path("src") : "";
+    const std::string tgt = g.has_file("tgt") ? "' --tgt '" + g.path("tgt") : "";
     const std::string command = std::string("'") + TREPRO_CLI + "' forward --config '" + g.path("config") +
-                                "' --weights '" + weights + src + "' --tgt '" + g.path("tgt") + "' --labels '" +
-                                g.path("labels") + "' --grads --backend " + b.name() + " --out '" + out + "'";
+                                "' --weights '" + weights + src + tgt + "' --labels '" + g.path("labels") +
+                                "' --grads --backend " + b.name() + " --out '" + out + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
     check_outputs(g, b, read_safetensors(out).tensors);
   }

@@ -1,9 +1,9 @@
 """Whole-model cases through the `trepro forward` contract (README "The CLI").
 
 Files per case: config.json, src/tgt/labels.safetensors (one int64 tensor each; no src for the
-decoder-only model, whose `trepro forward` takes none), and per dtype
-weights_<dtype>.safetensors and expected_<dtype>.safetensors holding what `trepro forward
---grads` writes: logits [B, T, V], loss, grad.<parameter>.
+decoder-only model and no tgt for the encoder-only one, whose `trepro forward` takes none), and
+per dtype weights_<dtype>.safetensors and expected_<dtype>.safetensors holding what `trepro
+forward --grads` writes: logits [B, T, V] ([B, S, V] encoder-only), loss, grad.<parameter>.
 
 The paper-shaped case has 15M parameters (60 MB in float32 for the weights, as much again for
 the gradients), so its weights are not committed: both sides compute them with the golden
@@ -56,6 +56,19 @@ MODELS = {
                "d_ff": 24, "norm": "post", "activation": "relu", "positional": "learned"},
         train={"label_smoothing": 0.1, "label_smoothing_form": "uniform"},
         src_lengths=[6, 4, 5], tgt_lengths=[5, 5, 2], commit_weights=True),
+    # Row (E)'s modern row in the paper's own architecture: rotary positions in every attention,
+    # cross attention included, with untied source, target and output tables.
+    "model_rope_untied": dict(
+        model={"vocab_size": 11, "d_model": 16, "heads": 2, "encoder_layers": 1, "decoder_layers": 2, "d_ff": 24,
+               "norm": "post", "activation": "relu", "positional": "rope", "tie_embeddings": False},
+        train={"label_smoothing": 0.1, "label_smoothing_form": "uniform"},
+        src_lengths=[5, 6, 3], tgt_lengths=[4, 6, 6], commit_weights=True),
+    # The encoder alone (a tagger: one label per source position), bidirectional attention.
+    "model_encoder_only_pre_gelu": dict(
+        model={"architecture": "encoder_only", "vocab_size": 13, "d_model": 16, "heads": 4, "encoder_layers": 2,
+               "decoder_layers": 0, "d_ff": 32, "norm": "pre", "activation": "gelu"},
+        train={"label_smoothing": 0.1, "label_smoothing_form": "fairseq"},
+        src_lengths=[7, 2, 5], tgt_lengths=None, commit_weights=True),
 }
 
 
@@ -96,6 +109,19 @@ def describe(m):
         features.append("learned positions")
         pytorch.append("nn.Embedding (learned positions)")
         by_hand.remove("sinusoidal positions")
+    if m["architecture"] == "encoder_decoder" and m["positional"] == "rope":
+        features.append("rope in every attention")
+        by_hand.remove("sinusoidal positions")
+        by_hand += ["rotary positions, rotate-half (gen/rotary.py)",
+                    "the attention modules (head_dim_attention.HeadDimAttention, rotary)"]
+    if not m["tie_embeddings"]:
+        features.append("untied embeddings")
+        pytorch = [p.replace("nn.Embedding (tied)", "nn.Embedding x 2 (untied), nn.Linear (out_proj, no bias)")
+                   for p in pytorch]
+    if m["architecture"] == "encoder_only":
+        features.insert(0, "encoder_only")
+        pytorch = [p for p in pytorch if "Decoder" not in p and not p.startswith("nn.Transformer(")]
+        pytorch.insert(0, "nn.TransformerEncoder")
     return features, pytorch, by_hand
 
 
@@ -111,7 +137,7 @@ def model_case(name, dtype_name):
     gen = values.generator(name)
     batch = golden_model.sequence_batch(gen, spec["src_lengths"], spec["tgt_lengths"],
                                         config["model"]["vocab_size"], config["model"]["pad_id"])
-    logits = model(batch["tgt"]) if decoder_only else model(batch["src"], batch["tgt"])
+    logits = model(batch["tgt"]) if decoder_only else model(batch["src"], batch.get("tgt"))
     loss = model.loss(logits, batch["labels"], config["train"])
     loss.backward()
     expected = {"logits": logits.detach(), "loss": loss.detach()}
