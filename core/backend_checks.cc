@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -141,6 +142,18 @@ void select_batch_dims(DType dtype, Device device, const Tensor& x, const Tensor
   expect(op, "x", x, x.shape(), dtype, device);
   expect(op, "indices", indices, {indices.dim(0)}, DType::i32, device);
   expect(op, "out", out, out_shape, dtype, device);
+}
+
+void upload_source(const Tensor& host) {
+  if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
+  if (host.dtype() != DType::i64) return;
+  const std::int64_t* values = host.data<std::int64_t>();
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    if (values[i] < std::numeric_limits<std::int32_t>::min() || values[i] > std::numeric_limits<std::int32_t>::max()) {
+      throw std::out_of_range("upload: integer " + std::to_string(values[i]) + " at element " + std::to_string(i) +
+                              " does not fit in int32");
+    }
+  }
 }
 
 void select_batch_values(const std::int32_t* indices, std::int64_t count, std::int64_t batch) {

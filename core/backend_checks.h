@@ -49,6 +49,12 @@ EmbeddingDims embedding_dims(std::string_view op, DType dtype, Device device, co
 void embedding_values(std::string_view op, const std::int32_t* ids, const EmbeddingDims& dims,
                       std::string_view positions_name, const Tensor* positions, std::int64_t offset);
 
+// ---- memory ---------------------------------------------------------------------------------
+// upload: `host` is a host tensor, and an int64 one (ids, labels, masks read from files) holds
+// only values that fit the int32 every backend stores them as, the first that does not reported
+// with its element. Floating tensors and int32 ones need no check.
+void upload_source(const Tensor& host);
+
 // ---- elementwise ----------------------------------------------------------------------------
 // fill, scale_inplace, sum_squares, all_finite (`op`): x of any shape.
 void elementwise_dims(std::string_view op, DType dtype, Device device, const Tensor& x);

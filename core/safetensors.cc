@@ -275,11 +275,6 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   write_file_atomically(path, out);
 }
 
-const Tensor& require_tensor(const SafetensorsFile& file, const std::string& path, const std::string& name,
-                             DType dtype, const Shape& shape) {
-  return require_tensor_any(file, path, name, {dtype}, shape);
-}
-
 const Tensor& require_tensor_any(const SafetensorsFile& file, const std::string& path,
                                  const std::string& name, const std::vector<DType>& dtypes,
                                  const Shape& shape) {

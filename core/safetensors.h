@@ -37,10 +37,8 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
                        const std::map<std::string, std::string>& metadata = {});
 
 // Looks up `name` and checks it; throws SafetensorsError "<file>: tensor <name>: ..." when it is
-// missing or has the wrong dtype or shape. An empty `shape` argument skips the shape check.
-const Tensor& require_tensor(const SafetensorsFile& file, const std::string& path, const std::string& name,
-                             DType dtype, const Shape& shape = {});
-// Same, accepting any of `dtypes`.
+// missing, of none of `dtypes`, or of another shape. An empty `shape` argument skips the shape
+// check.
 const Tensor& require_tensor_any(const SafetensorsFile& file, const std::string& path, const std::string& name,
                                  const std::vector<DType>& dtypes, const Shape& shape = {});
 

@@ -1,13 +1,13 @@
 #include "reference/reference_backend.h"
 
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "core/backend_checks.h"
 #include "reference/activation.h"
 #include "reference/adam.h"
 #include "reference/add_dropout.h"
@@ -46,17 +46,10 @@ template <class T> Tensor ReferenceBackend<T>::zeros(const Shape& shape, DType d
 }
 
 template <class T> Tensor ReferenceBackend<T>::upload(const Tensor& host) {
-  if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
+  checks::upload_source(host);
   const bool floating = host.dtype() == DType::f32 || host.dtype() == DType::f64;
   Tensor out = Tensor::empty(host.shape(), floating ? dtype() : DType::i32);
-  for (std::int64_t i = 0; i < host.numel(); ++i) {
-    double value = host.at(i);
-    if (!floating && (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max())) {
-      throw std::out_of_range("upload: integer " + std::to_string(static_cast<long long>(value)) +
-                              " at element " + std::to_string(i) + " does not fit in int32");
-    }
-    out.set(i, value);
-  }
+  for (std::int64_t i = 0; i < host.numel(); ++i) out.set(i, host.at(i));
   return out;
 }
 

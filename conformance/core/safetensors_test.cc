@@ -346,28 +346,28 @@ class RequireTensorTest : public ::testing::Test {
 };
 
 TEST_F(RequireTensorTest, ReturnsAMatchingTensor) {
-  EXPECT_EQ(&require_tensor(file_, path_, "a", DType::f32, {2, 3}), &file_.tensors.at("a"));
-  EXPECT_EQ(&require_tensor(file_, path_, "a", DType::f32), &file_.tensors.at("a"));
+  EXPECT_EQ(&require_tensor_any(file_, path_, "a", {DType::f32}, {2, 3}), &file_.tensors.at("a"));
+  EXPECT_EQ(&require_tensor_any(file_, path_, "a", {DType::f32}), &file_.tensors.at("a"));
   EXPECT_EQ(&require_tensor_any(file_, path_, "b", {DType::i32, DType::i64}), &file_.tensors.at("b"));
 }
 
 TEST_F(RequireTensorTest, MissingListsTheNamesPresent) {
-  EXPECT_EQ(error([&] { require_tensor(file_, path_, "logits", DType::f32); }),
+  EXPECT_EQ(error([&] { require_tensor_any(file_, path_, "logits", {DType::f32}); }),
             "ckpt.safetensors: tensor logits: missing (the file has: a, b, c)");
   SafetensorsFile empty;
-  EXPECT_EQ(error([&] { require_tensor(empty, path_, "logits", DType::f32); }),
+  EXPECT_EQ(error([&] { require_tensor_any(empty, path_, "logits", {DType::f32}); }),
             "ckpt.safetensors: tensor logits: missing (the file has no tensors)");
 }
 
 TEST_F(RequireTensorTest, WrongDtype) {
   EXPECT_EQ(error([&] { require_tensor_any(file_, path_, "a", {DType::i32, DType::i64}); }),
             "ckpt.safetensors: tensor a: dtype F32, expected int32 or int64");
-  EXPECT_EQ(error([&] { require_tensor(file_, path_, "b", DType::f64); }),
+  EXPECT_EQ(error([&] { require_tensor_any(file_, path_, "b", {DType::f64}); }),
             "ckpt.safetensors: tensor b: dtype I64, expected float64");
 }
 
 TEST_F(RequireTensorTest, WrongShape) {
-  EXPECT_EQ(error([&] { require_tensor(file_, path_, "a", DType::f32, {3, 2}); }),
+  EXPECT_EQ(error([&] { require_tensor_any(file_, path_, "a", {DType::f32}, {3, 2}); }),
             "ckpt.safetensors: tensor a: shape [2, 3], expected [3, 2]");
 }
 

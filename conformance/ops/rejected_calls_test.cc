@@ -46,6 +46,22 @@ TEST_P(RejectedCallsTest, CrossEntropyWithABadLabelWritesNoLse) {
   EXPECT_TRUE(same_values(b, lse, before));
 }
 
+// Ids read from files are int64; every backend stores them as int32.
+TEST_P(RejectedCallsTest, UploadRefusesAnIntegerOutsideInt32NamingItsElement) {
+  Backend& b = backend();
+  const Tensor above = Tensor::from_values({3}, DType::i64, {1, 2147483648.0, 5});
+  EXPECT_EQ(message_of<std::out_of_range>([&] { b.upload(above); }),
+            "upload: integer 2147483648 at element 1 does not fit in int32");
+  const Tensor below = Tensor::from_values({2, 2}, DType::i64, {0, 0, 0, -2147483649.0});
+  EXPECT_EQ(message_of<std::out_of_range>([&] { b.upload(below); }),
+            "upload: integer -2147483649 at element 3 does not fit in int32");
+  const Tensor extremes = Tensor::from_values({2}, DType::i64, {-2147483648.0, 2147483647.0});
+  const Tensor uploaded = b.download(b.upload(extremes));
+  EXPECT_EQ(uploaded.dtype(), DType::i32);
+  EXPECT_EQ(uploaded.at(0), -2147483648.0);
+  EXPECT_EQ(uploaded.at(1), 2147483647.0);
+}
+
 TEST_P(RejectedCallsTest, ShapeAndArgumentMessagesAreTheSameOnEveryBackend) {
   Backend& b = backend();
   const Tensor x = random_tensor(b, {2, 4}, 5), gamma = random_tensor(b, {4}, 6);

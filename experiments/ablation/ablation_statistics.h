@@ -29,7 +29,6 @@ double sorted_percentile(const std::vector<double>& sorted, double q);
 
 struct Interval {
   double low = 0.0, high = 0.0;
-  bool excludes_zero() const { return low > 0.0 || high < 0.0; }
 };
 
 // The mean of `differences` (one per seed) with its 95% t interval; nullopt for fewer than 2.

@@ -192,10 +192,6 @@ std::string verbose_score(const BleuScore& score) {
          ")";
 }
 
-std::string format_score(const BleuScore& score) {
-  return "BLEU = " + printf_string("%.2f", score.score) + " " + verbose_score(score);
-}
-
 double torchtext_bleu(const std::vector<std::vector<std::string>>& candidates,
                       const std::vector<std::vector<std::vector<std::string>>>& references, int max_order) {
   if (candidates.size() != references.size()) throw std::invalid_argument("torchtext_bleu: corpus sizes differ");

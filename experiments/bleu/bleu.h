@@ -68,9 +68,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
 
 // "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3"
 std::string signature(const BleuOptions& options, std::size_t reference_sets);
-// "BLEU = 83.76 90.0/87.5/83.3/75.0 (BP = 1.000 ratio = 1.000 hyp_len = 11 ref_len = 11)"
-std::string format_score(const BleuScore& score);
-// The part after the score: "90.0/87.5/83.3/75.0 (BP = ...)" (sacreBLEU's verbose_score).
+// sacreBLEU's verbose_score, what its "BLEU = 83.76 ..." line shows after the score:
+// "90.0/87.5/83.3/75.0 (BP = 1.000 ratio = 1.000 hyp_len = 11 ref_len = 11)".
 std::string verbose_score(const BleuScore& score);
 
 // Tokenized, lower-cased BLEU as torchtext.data.metrics.bleu_score computes it (the public

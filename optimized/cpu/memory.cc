@@ -2,10 +2,10 @@
 // backend's caching allocator (core/caching_allocator.h).
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "core/backend_checks.h"
 #include "optimized/cpu/cpu_backend.h"
 
 namespace trepro::cpu {
@@ -20,9 +20,9 @@ Tensor CpuBackend::zeros(const Shape& shape, DType dtype) {
   return t;
 }
 
-// Floating values become float32, integers int32 (range-checked, naming the element).
+// Floating values become float32, integers int32.
 Tensor CpuBackend::upload(const Tensor& host) {
-  if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
+  checks::upload_source(host);
   if (host.dtype() == DType::f32 || host.dtype() == DType::i32) {
     Tensor out = empty(host.shape(), host.dtype());
     std::memcpy(out.raw(), host.raw(), host.nbytes());
@@ -30,15 +30,7 @@ Tensor CpuBackend::upload(const Tensor& host) {
   }
   const bool floating = host.dtype() == DType::f64;
   Tensor out = empty(host.shape(), floating ? DType::f32 : DType::i32);
-  for (std::int64_t i = 0; i < host.numel(); ++i) {
-    const double value = host.at(i);
-    if (!floating && (value < std::numeric_limits<std::int32_t>::min() ||
-                      value > std::numeric_limits<std::int32_t>::max())) {
-      throw std::out_of_range("upload: integer " + std::to_string(static_cast<long long>(value)) +
-                              " at element " + std::to_string(i) + " does not fit in int32");
-    }
-    out.set(i, value);
-  }
+  for (std::int64_t i = 0; i < host.numel(); ++i) out.set(i, host.at(i));
   return out;
 }
 

@@ -1,9 +1,9 @@
 // Setup, memory and transfers of the CUDA backend; the ops are in one file each.
 #include "optimized/cuda/cuda_backend.h"
 
-#include <limits>
 #include <stdexcept>
 
+#include "core/backend_checks.h"
 #include "optimized/cuda/cuda_backend_impl.h"
 #include "optimized/cuda/cuda_call.h"
 
@@ -84,19 +84,11 @@ void CudaBackend::synchronize(const char* op) { check_cuda(cudaStreamSynchronize
 
 Tensor CudaBackend::upload(const Tensor& host) {
   constexpr const char* op = "upload";
-  if (host.device() != Device::cpu) throw std::invalid_argument("upload: source is not a host tensor");
+  checks::upload_source(host);
   const bool floating = host.dtype() == DType::f32 || host.dtype() == DType::f64;
   // Convert on the host (the reference's rules), then one copy.
   Tensor staged = Tensor::empty(host.shape(), floating ? DType::f32 : DType::i32);
-  for (std::int64_t i = 0; i < host.numel(); ++i) {
-    const double value = host.at(i);
-    if (!floating && (value < std::numeric_limits<std::int32_t>::min() ||
-                      value > std::numeric_limits<std::int32_t>::max())) {
-      throw std::out_of_range("upload: integer " + std::to_string(static_cast<long long>(value)) + " at element " +
-                              std::to_string(i) + " does not fit in int32");
-    }
-    staged.set(i, value);
-  }
+  for (std::int64_t i = 0; i < host.numel(); ++i) staged.set(i, host.at(i));
   Tensor device_tensor = empty(host.shape(), staged.dtype());
   check_cuda(cudaMemcpyAsync(device_tensor.raw(), staged.raw(), staged.nbytes(), cudaMemcpyHostToDevice, stream_),
              "cudaMemcpyAsync(host to device)", op);
