@@ -151,11 +151,11 @@ std::string load_error(const std::string& path) {
   return "(no error)";
 }
 
-const std::string kStep1 =
-    R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,"grad_norm":1.5,"tokens":40,"seconds":0.25})";
+const std::string kStep1 = R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,)"
+                           R"("grad_norm":1.5,"tokens":40,"seconds":0.25})";
 const std::string kValidation1 = R"({"kind":"validation","step":1,"loss":2.0})";
-const std::string kStep2 =
-    R"({"kind":"step","step":2,"epoch":1,"loss":2.25,"learning_rate":2e-4,"grad_norm":1.25,"tokens":40,"seconds":0.25})";
+const std::string kStep2 = R"({"kind":"step","step":2,"epoch":1,"loss":2.25,"learning_rate":2e-4,)"
+                           R"("grad_norm":1.25,"tokens":40,"seconds":0.25})";
 
 // A kill in the middle of an append leaves the last line cut short; the resumed run recomputes it.
 TEST(RunHistory, ATornLastLineIsDroppedFromTheFile) {
@@ -189,10 +189,12 @@ TEST(RunHistory, AnEntryOfTheWrongTypeIsAnErrorNamingTheFileAndLine) {
 // nlohmann's out_of_range that names no file.
 TEST(RunHistory, AStepLineMissingAFieldIsAnErrorNamingTheFileAndLine) {
   const std::string no_loss = history_file(
-      "no_loss", kStep1 + "\n" + R"({"kind":"step","step":2,"epoch":1,"learning_rate":2e-4,"grad_norm":1.0,"tokens":40,"seconds":0.25})" + "\n");
+      "no_loss", kStep1 + "\n" + R"({"kind":"step","step":2,"epoch":1,"learning_rate":2e-4,"grad_norm":1.0,)"
+                                   R"("tokens":40,"seconds":0.25})" "\n");
   EXPECT_EQ(load_error(no_loss), no_loss + ":2: loss: expected a number within +-1e300, got nothing");
-  const std::string float_tokens = history_file(
-      "float_tokens", R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,"grad_norm":1.5,"tokens":4.5,"seconds":0.25})" "\n");
+  const std::string float_tokens =
+      history_file("float_tokens", R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,)"
+                                   R"("grad_norm":1.5,"tokens":4.5,"seconds":0.25})" "\n");
   EXPECT_EQ(load_error(float_tokens), float_tokens + ":1: tokens: expected a count >= 0, got 4.5");
 }
 

@@ -91,7 +91,8 @@ class GoldenTransformer(nn.Module):
         """The [V, d] table of role "source", "target" or "output"."""
         if self.tied:
             return self.embed.weight
-        return {"source": self.src_embed, "target": getattr(self, "tgt_embed", None), "output": self.out_proj}[role].weight
+        modules = {"source": self.src_embed, "target": getattr(self, "tgt_embed", None), "output": self.out_proj}
+        return modules[role].weight
 
     def embed_with_positions(self, table, ids):
         tokens = F.embedding(ids, table) * math.sqrt(self.d_model)
