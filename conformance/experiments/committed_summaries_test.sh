@@ -10,20 +10,22 @@
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
 cd "$2"
-summaries=(reports/ablations/*/summary.json)
+# The committed files only, the summaries among them: a sweep running in this checkout leaves
+# cells git does not hold yet, rewrites the summaries with them and starts folders of its own.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t summaries < <(git ls-files 'reports/ablations/*/summary.json')
+  listed() { git ls-files "$1"; }
+  committed_copy() { git show ":$1"; }
+else
+  summaries=(reports/ablations/*/summary.json)
+  listed() { find "$1" -type f; }
+  committed_copy() { cat "$1"; }
+fi
 [[ -e ${summaries[0]} ]] || fail "no committed summary under reports/ablations/"
 for summary in "${summaries[@]}"; do
   folder=$(dirname "$summary") name=$(basename "$(dirname "$summary")")
   copy=$scratch/$name
-  # The committed files only, the summary among them: a sweep running in this checkout leaves
-  # cells git does not hold yet and rewrites the summary with them.
-  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    files=$(git ls-files "$folder")
-    committed_copy() { git show ":$1"; }
-  else
-    files=$(find "$folder" -type f)
-    committed_copy() { cat "$1"; }
-  fi
+  files=$(listed "$folder")
   while read -r file; do
     mkdir -p "$copy/$(dirname "${file#"$folder"/}")"
     committed_copy "$file" >"$copy/${file#"$folder"/}"
