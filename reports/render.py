@@ -49,7 +49,7 @@ PAPER_TABLE3 = {
 def settings(run):
     """The settings an ablation or a Table 3 row changes."""
     return {
-        # head_dim as configured (0: d_model / heads), so that a heads ablation varies heads alone.
+        # head_dim as configured (0: d_model / heads); differs() tells whether d_k changed.
         "heads": run.model("heads"), "head_dim": run.model("head_dim", 0), "layers": run.model("encoder_layers"),
         "d_model": run.model("d_model"),
         "d_ff": run.model("d_ff"), "dropout": run.model("dropout"), "positional": run.model("positional"),
@@ -64,9 +64,28 @@ def varied(runs):
     return varied_settings([settings(r) for r in runs])
 
 
+def head_dim_of(values):
+    """d_k of a settings() dict: head_dim as configured, 0 meaning d_model / heads."""
+    return values["head_dim"] or values["d_model"] // values["heads"]
+
+
+def follows_heads(values):
+    """Whether d_k is d_model / heads, written out or left to the default: a twin cell copied
+    from a head_dim spec writes 32 where the spec it serves leaves 0, and neither changes d_k."""
+    return head_dim_of(values) == values["d_model"] // values["heads"]
+
+
+def differs(key, a, b):
+    """Whether settings() dicts a and b differ in `key`; head_dim only where d_k differs and does
+    not just follow a change of heads or d_model (Table 3 (A) and (C) keep d_k = d_model / h)."""
+    if key == "head_dim":
+        return head_dim_of(a) != head_dim_of(b) and not (follows_heads(a) and follows_heads(b))
+    return repr(a[key]) != repr(b[key])
+
+
 def varied_settings(values):
     """The keys whose values differ between the settings() dicts given, in settings() order."""
-    return [k for k in values[0] if len({repr(v[k]) for v in values}) > 1] if values else []
+    return [k for k in values[0] if any(differs(k, values[0], v) for v in values[1:])] if values else []
 
 
 def fmt(value, digits=2):
@@ -116,12 +135,15 @@ def table3(entries, our="run", note="PPL: test, else best validation", baseline=
         if len(keys) != 1 or keys[0] not in PAPER_BASE_SETTINGS:
             return []
         base = dict(entries[0][1], **{keys[0]: PAPER_BASE_SETTINGS[keys[0]]})
-    base_label = f"base ({keys[0]} {base[keys[0]]})" if len(keys) == 1 else "base"
+    base_value = (head_dim_of(base) if keys[0] == "head_dim" else base[keys[0]]) if len(keys) == 1 else None
+    base_label = f"base ({keys[0]} {base_value})" if len(keys) == 1 else "base"
     rows, changes_matched = [], False
     for name, values, ppl, bleu in entries:
-        changed = [k for k in values if values[k] != base[k]]
+        changed = [k for k in values if differs(k, values, base)]
         if not changed:
             row = (base_label,) + PAPER_BASE
+        elif changed == ["head_dim"]:
+            row = paper_row("head_dim", head_dim_of(values), head_dim_of(base))
         elif len(changed) == 1 and changed[0] in PAPER_BASE_SETTINGS:
             row = paper_row(changed[0], values[changed[0]], base[changed[0]])
         else:

@@ -229,7 +229,8 @@ def table3_matching_checks():
     entries = [(name, dict(base, **change), 5.0, 30.0) for name, change in [
         ("base", {}), ("layers1", {"layers": 1}), ("layers6", {"layers": 6}), ("d_model128", {"d_model": 128}),
         ("d_model512", {"d_model": 512}), ("d_ff256", {"d_ff": 256}), ("d_ff1024", {"d_ff": 1024}),
-        ("heads16_dk16", {"heads": 16, "head_dim": 16})]]
+        ("heads16_dk16", {"heads": 16, "head_dim": 16}), ("layers1_dff256", {"layers": 1, "d_ff": 256}),
+        ("heads4_dk16", {"heads": 4, "head_dim": 16})]]
     lines = renderer.table3(entries, "variant", baseline="base")
     md = "\n".join(lines)
     for row, variant in [("base", "base"), ("(C) N 2", "layers1"), ("(C) d_model 256", "d_model128"),
@@ -238,7 +239,17 @@ def table3_matching_checks():
         check(any(line.startswith(f"| {row} | ") and f"| {variant} | " in line for line in lines),
               f"Table 3 {row} next to {variant}, matched by the factor of its change from the baseline")
     check("| layers6 |" not in md, "a change by a factor the paper has no row for is left out")
-    check("| heads16_dk16 |" not in md, "a variant changing two settings is left out")
+    check("| layers1_dff256 |" not in md and "| heads4_dk16 |" not in md,
+          "a variant changing two settings is left out (heads 4 with d_k 16, not d_model / 4, is two)")
+    check(any(line.startswith("| (A) h 16 | ") and "| heads16_dk16 |" in line for line in lines),
+          "heads 16 with d_k written out as d_model / 16 is row (A): d_k follows h there")
+    twins = [("sinusoidal", dict(base, head_dim=32), 5.0, 30.0),
+             ("learned", dict(base, positional="learned"), 5.0, 30.0)]
+    md = "\n".join(renderer.table3(twins, "variant", baseline="sinusoidal"))
+    check("| (E) learned positions | 4.92 | 25.7 | learned |" in md and renderer.varied_settings(
+          [v for _, v, _, _ in twins]) == ["positional"],
+          "a baseline copied from a head_dim spec (head_dim 32 written out) and a variant leaving it 0 "
+          "differ in positions alone")
     head_dim = [(f"head_dim{d}", dict(base, head_dim=d), 5.0, 30.0) for d in (32, 16, 8)]
     md = "\n".join(renderer.table3(head_dim, "variant", baseline="head_dim32"))
     check("| base (head_dim 32) | 4.92 | 25.8 | head_dim32 |" in md and "| (B) d_k 32 | 5.01 | 25.4 | head_dim16 |" in md
