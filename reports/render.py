@@ -85,7 +85,7 @@ def differs(key, a, b):
 
 def varied_settings(values):
     """The keys whose values differ between the settings() dicts given, in settings() order."""
-    return [k for k in values[0] if any(differs(k, values[0], v) for v in values[1:])] if values else []
+    return [k for k in values[0] if any(differs(k, a, b) for a in values for b in values)] if values else []
 
 
 def fmt(value, digits=2):
