@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,14 +11,16 @@
 
 #include "core/philox.h"
 #include "optimized/cpu/cpu_backend.h"
-#include "optimized/cpu/dispatch.h"
 #include "reference/reference_backend.h"
 
 namespace trepro::bench {
 
 std::unique_ptr<Backend> cpu_backend(int threads) {
   const std::string name = cpu::default_cpu_backend_name();
-  return cpu::make_cpu_backend(cpu::target_from_name(name.substr(4)), threads);
+  for (const cpu::CpuTarget& compiled : cpu::cpu_backend_targets()) {
+    if (compiled.backend_name == name) return cpu::make_cpu_backend(compiled.target, threads);
+  }
+  throw std::logic_error("bench: the default CPU backend " + name + " is not a compiled target");
 }
 
 std::unique_ptr<Backend> reference_backend(int threads) {
