@@ -124,6 +124,18 @@ def paper_row(key, value, base_value):
     return PAPER_TABLE3.get((key, value))
 
 
+def paper_row_for(values, base):
+    """The paper's Table 3 row (label, PPL, BLEU) that changes the one setting in which the
+    settings() dict `values` differs from `base`; None for the base itself, for more than one
+    change, or for a change the paper has no row for."""
+    changed = [k for k in values if differs(k, values, base)]
+    if changed == ["head_dim"]:
+        return paper_row("head_dim", head_dim_of(values), head_dim_of(base))
+    if len(changed) == 1 and changed[0] in PAPER_BASE_SETTINGS:
+        return paper_row(changed[0], values[changed[0]], base[changed[0]])
+    return None
+
+
 def table3(entries, our="run", note="PPL: test, else best validation", baseline=None):
     """The paper's Table 3 row next to each entry (name, settings, PPL, BLEU): the entry named
     `baseline` next to the paper's base model, each entry that changes one Table 3 setting from it
@@ -139,18 +151,11 @@ def table3(entries, our="run", note="PPL: test, else best validation", baseline=
     base_label = f"base ({keys[0]} {base_value})" if len(keys) == 1 else "base"
     rows, changes_matched = [], False
     for name, values, ppl, bleu in entries:
-        changed = [k for k in values if differs(k, values, base)]
-        if not changed:
-            row = (base_label,) + PAPER_BASE
-        elif changed == ["head_dim"]:
-            row = paper_row("head_dim", head_dim_of(values), head_dim_of(base))
-        elif len(changed) == 1 and changed[0] in PAPER_BASE_SETTINGS:
-            row = paper_row(changed[0], values[changed[0]], base[changed[0]])
-        else:
-            row = None
+        changed = any(differs(k, values, base) for k in values)
+        row = paper_row_for(values, base) if changed else (base_label,) + PAPER_BASE
         if row:
             rows.append(f"| {row[0]} | {row[1]:.2f} | {row[2]:.1f} | {name} | {fmt(ppl)} | {fmt(bleu)} |")
-            changes_matched = changes_matched or bool(changed)
+            changes_matched = changes_matched or changed
     if not changes_matched:
         return []
     return [f"| paper row | paper PPL | paper BLEU | our {our} | our PPL | our BLEU |",

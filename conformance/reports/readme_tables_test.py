@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""reports/readme_tables.py: the committed README's result tables are what their summaries hold,
+and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
+the tables carry each cell's figures by seed, the paper's Table 3 row matched to each variant
+(also to a variant not run yet), the claims with their intervals and verdicts; a README is
+rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
+line of a figure that differs; bad input (a block without its end, a summary that is missing, no
+block at all) exits 2 with a message naming the file.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "..", "..", "reports", "readme_tables.py")
+FIXTURE = os.path.join(HERE, "fixtures", "ablation_heads")
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def tool(*args):
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+committed = tool("--check")
+check(committed.returncode == 0, "the committed README's tables are what their summaries hold" + committed.stderr)
+
+with tempfile.TemporaryDirectory() as tmp:
+    shutil.copytree(FIXTURE, os.path.join(tmp, "ablation_heads"))
+    # One cell ended by early stopping, so that the best step says so.
+    report_path = os.path.join(tmp, "ablation_heads", "heads1", "seed_2", "report.json")
+    report = json.loads(read(report_path))
+    report["stopped_early"] = True
+    write(report_path, json.dumps(report))
+
+    readme = os.path.join(tmp, "README.md")
+    before, after = "# Title\n\n- A list item:\n\n", "\n  Prose after the block.\n"
+    write(readme, before + "  <!-- readme_tables: ablation_heads/summary.json -->\n  | stale |\n"
+          "  <!-- /readme_tables -->" + after)
+    result = tool(readme)
+    text = read(readme)
+    check(result.returncode == 0, "the block is written" + result.stderr)
+    check(text.startswith(before) and text.endswith("  <!-- /readme_tables -->" + after) and "| stale |" not in text,
+          "only the block's inside is rewritten")
+    check(not os.path.exists(readme + ".tmp"), "no temporary is left beside the README")
+    rows = text.split("\n")
+    expected = [
+        "  | variant | the paper's row: PPL / BLEU | sacreBLEU by seed | mean ± sd | validation PPL | test PPL | "
+        "best step (end) |",
+        "  | heads1 | (A) h 1: 5.29 / 24.9 | 25.50, 26.30 | 25.90 ± 0.57 | 11.92, 11.65 | 14.25, 13.85 | "
+        "60 (cap), 60 (stopped at 60) |",
+        "  | heads4 | (A) h 4: 5.00 / 25.5 | 28.75, pending |  | 11.22, pending | 12.75, pending | 60 (cap), pending |",
+        "  | heads8 | base: 4.92 / 25.8 | 30.12, 29.48 | 29.80 ± 0.45 | 10.68, 10.86 | 11.50, 11.90 | "
+        "60 (cap), 60 (cap) |",
+        "  | heads16 | (A) h 16: 4.91 / 25.8 | pending, pending |  | pending, pending | pending, pending | "
+        "pending, pending |",
+        "  | 8 heads translate better than 1 head (Table 3 (A)) | BLEU | +4.62, +3.18 | "
+        "pooled +3.90 [+2.63, +5.21], p 0.001 | **reproduced** |",
+        "  | 8 heads reach a lower validation perplexity than 1 head | validation PPL | +1.24, +0.79 | "
+        "t [-1.85, +3.87] | **inconclusive** |",
+        "  | 8 heads reach a lower test perplexity than 1 head | test PPL | heads1 diverged, no test_perplexity |  | "
+        "**inconclusive** |",
+        "  | 4 heads translate as well as 8 | BLEU, within ±1 | -1.37, pending |  | pending |",
+    ]
+    for row in expected:
+        check(row in rows, "row: " + row.strip()[:60])
+
+    check(tool(readme, "--check").returncode == 0, "--check passes on the block just written")
+    tool(readme)
+    check(read(readme) == text, "writing twice gives the same README")
+
+    stale = text.replace("| 25.50, 26.30 |", "| 25.51, 26.30 |")
+    write(readme, stale)
+    result = tool(readme, "--check")
+    line = next(i for i, row in enumerate(stale.split("\n")) if "25.51" in row) + 1
+    check(result.returncode == 1 and f"{readme}:{line}:" in result.stderr and "25.51" in result.stderr
+          and "25.50" in result.stderr, "--check exits 1 naming the line whose figure differs")
+    check(read(readme) == stale, "--check writes nothing")
+
+    write(readme, before + "  <!-- readme_tables: ablation_heads/summary.json -->\n  | stale |\n")
+    result = tool(readme)
+    check(result.returncode == 2 and f"{readme}:5:" in result.stderr and "without its end" in result.stderr,
+          "a block without its end: exit 2 naming the README's line")
+
+    write(readme, "  <!-- readme_tables: missing/summary.json -->\n  <!-- /readme_tables -->\n")
+    result = tool(readme)
+    check(result.returncode == 2 and "missing/summary.json" in result.stderr,
+          "a missing summary: exit 2 naming it")
+
+    write(readme, "# No block here\n")
+    result = tool(readme, "--check")
+    check(result.returncode == 2 and "no" in result.stderr and readme in result.stderr,
+          "a README without a block: exit 2 naming it")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("all checks passed")

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""The README's tables of an ablation's results, generated from its committed summary.json, so
+that every figure the README quotes is the one the summary holds.
+
+  reports/readme_tables.py [README] [--check]
+
+A block of README (default: the repository's README.md) between the lines
+
+  <!-- readme_tables: reports/ablations/<name>/summary.json -->
+  <!-- /readme_tables -->
+
+(the path relative to README's folder; the block indented as its first marker) holds two tables
+of that ablation: its cells (sacreBLEU, perplexities and the best step by seed; the paper's
+Table 3 row each variant matches, by render.py's matching) and its claims with their verdicts.
+Without --check the blocks are rewritten (atomically); with it nothing is written, and the exit
+status is 1 when a block is not what its summary gives, naming the block and the first line that
+differs. Exit 2, naming the file and line, on a summary that cannot be read or a marker without
+its end.
+"""
+import argparse
+import copy
+import os
+import sys
+
+import render
+from render_data import InputError, Run, load_inputs
+
+BEGIN = "<!-- readme_tables: "
+END = "<!-- /readme_tables -->"
+METRICS = {"bleu": "BLEU", "bleu_tok_lc": "tok-lc BLEU", "validation_perplexity": "validation PPL",
+           "test_perplexity": "test PPL"}
+CELL_STATUS = {"not_run": "pending", "running": "running", "non_finite": "diverged"}
+
+
+def planned_settings(variant, base_run):
+    """render.settings() of a variant: of its first run, or before one has run, of the baseline
+    run's config with the variant's overrides (dotted paths) applied."""
+    if variant.runs():
+        return render.settings(variant.runs()[0])
+    config = copy.deepcopy(base_run.data["config"])
+    for path, value in variant.set.items():
+        *parents, key = path.split(".")
+        node = config
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[key] = value
+    return render.settings(Run(base_run.path, dict(base_run.data, config=config)))
+
+
+def paper_column(ablation):
+    """{variant: "its Table 3 row: PPL / BLEU"} for the variants the paper has a row for, as
+    render.py matches them (a change by its factor; our 6 layers of 3 are no row); empty without
+    a baseline that has run, or when no variant's change is a row (then the base is no anchor)."""
+    baseline = next((v for v in ablation.variants if v.name == ablation.baseline), None)
+    if baseline is None or not baseline.runs():
+        return {}
+    base_run = baseline.runs()[0]
+    base = render.settings(base_run)
+    column = {}
+    for v in ablation.variants:
+        values = planned_settings(v, base_run)
+        changed = any(render.differs(k, values, base) for k in values)
+        row = render.paper_row_for(values, base) if changed else ("base",) + render.PAPER_BASE
+        if row:
+            column[v.name] = f"{row[0]}: {row[1]:.2f} / {row[2]:.1f}"
+    return column if len(column) > 1 else {}
+
+
+def by_seed(cells, seeds, text):
+    """text(cell) of each cell that finished, in seed order, else what became of it."""
+    out = []
+    for seed in seeds:
+        cell = next((c for c in cells if c.seed == seed), None)
+        status = cell.status if cell is not None and cell.run is not None else "not_run"
+        out.append(text(cell) if status == "finished" else CELL_STATUS.get(status, status))
+    return ", ".join(out)
+
+
+def best_step(cell):
+    """The best checkpoint's step and how training ended: early stopping, or the step cap."""
+    stopped = cell.run.data.get("stopped_early")
+    end = f"stopped at {cell.entry['steps']:,}" if stopped else "cap"
+    return f"{cell.entry['best_step']:,} ({end})"
+
+
+def cells_table(ablation):
+    """A row a variant: the paper's Table 3 row it matches (a column only where some variant
+    matches one), then its cells' figures by seed."""
+    paper = paper_column(ablation)
+    lines = ["| variant |" + (" the paper's row: PPL / BLEU |" if paper else "") + " sacreBLEU by seed | "
+             "mean ± sd | validation PPL | test PPL | best step (end) |", "|---" * (7 if paper else 6) + "|"]
+    for v in ablation.variants:
+        stat = v.statistics.get("test_bleu")
+        mean = f"{stat['mean']:.2f} ± {stat['sd']:.2f}" if stat and stat["n"] > 1 else ""
+
+        def column(key):
+            return by_seed(v.cells, ablation.seeds, lambda c: f"{c.entry[key]:.2f}")
+        lines.append(f"| {render.cell(v.name)} |" + (f" {paper.get(v.name, '')} |" if paper else "")
+                     + f" {column('test_bleu')} | {mean} | {column('best_validation_perplexity')} | "
+                     f"{column('test_perplexity')} | {by_seed(v.cells, ablation.seeds, best_step)} |")
+    return lines
+
+
+def seed_lead(seed):
+    if "advantage" in seed:
+        return f"{seed['advantage']:+.2f}"
+    if "diverged" in seed:
+        return " and ".join(seed["diverged"]) + " diverged"
+    return f"no {seed['missing']}"
+
+
+def interval(claim):
+    """The pooled interval as the method gives it: the paired bootstrap's with its p, or the t
+    interval over seeds."""
+    if not claim.get("interval") or claim["verdict"] == "pending":
+        return ""
+    low, high = claim["interval"]
+    text = f"[{low:+.2f}, {high:+.2f}]"
+    if "bootstrap" in claim.get("method", ""):
+        text = f"pooled {claim['advantage']:+.2f} {text}"
+        if claim.get("p_value") is not None and "equivalent" not in claim:
+            p = claim["p_value"]
+            text += f", p {p:.3f}" if p < 0.01 else f", p {p:.2f}"
+        return text
+    return f"t {text}" if "t interval" in claim.get("method", "") else text
+
+
+def claims_table(ablation):
+    lines = ["| claim | metric | for the claim, by seed | interval | verdict |", "|---|---|---|---|---|"]
+    for c in ablation.claims:
+        seen = {s["seed"]: s for s in c["per_seed"]}
+        leads = ", ".join(seed_lead(seen[s]) if s in seen else "pending" for s in ablation.seeds)
+        metric = METRICS.get(c["metric"], c["metric"])
+        if "equivalent" in c:
+            metric += f", within ±{c['margin']:g}"
+        verdict = "pending" if c["verdict"] == "pending" else f"**{c['verdict']}**"
+        lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {interval(c)} | {verdict} |")
+    return lines
+
+
+def tables(summary_path):
+    _, ablations, _, _ = load_inputs([summary_path])
+    if len(ablations) != 1:
+        raise InputError(f"{summary_path}: not an ablation summary (`trepro ablate` writes summary.json)")
+    ablation = ablations[0]
+    return cells_table(ablation) + [""] + (claims_table(ablation) if ablation.claims else [])
+
+
+def regenerate(readme_path):
+    """README's lines with every block rewritten from its summary, and [(marker line, summary,
+    the block as it was, the block as generated)]."""
+    with open(readme_path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, blocks, i = [], [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        stripped = lines[i].lstrip()
+        if not stripped.startswith(BEGIN):
+            i += 1
+            continue
+        if not stripped.endswith(" -->"):
+            raise InputError(f"{readme_path}:{i + 1}: expected \"{BEGIN}PATH -->\"")
+        summary = os.path.join(os.path.dirname(os.path.abspath(readme_path)), stripped[len(BEGIN):-len(" -->")])
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == END), None)
+        if end is None:
+            raise InputError(f"{readme_path}:{i + 1}: a readme_tables block without its end, \"{END}\"")
+        indent = lines[i][:len(lines[i]) - len(stripped)]
+        generated = [indent + line if line else "" for line in tables(summary)]
+        generated = [""] + generated + ([""] if generated[-1] else [])
+        blocks.append((i + 1, summary, lines[i + 1:end], generated))
+        out += generated + [lines[end]]
+        i = end + 1
+    return out, blocks
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("readme", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "README.md"))
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 where a block is out of date")
+    args = parser.parse_args(argv)
+    try:
+        lines, blocks = regenerate(args.readme)
+    except InputError as e:
+        print(f"readme_tables: {e}", file=sys.stderr)
+        return 2
+    if not blocks:
+        print(f"readme_tables: {args.readme}: no \"{BEGIN}PATH -->\" block", file=sys.stderr)
+        return 2
+    if args.check:
+        stale = 0
+        for line, summary, was, generated in blocks:
+            if was == generated:
+                continue
+            stale += 1
+            k = next((k for k, (a, b) in enumerate(zip(was, generated)) if a != b), min(len(was), len(generated)))
+            print(f"readme_tables: {args.readme}:{line + 1 + k}: the block from {os.path.relpath(summary)} is out "
+                  f"of date:\n  README:  {was[k] if k < len(was) else '(block ends)'}\n"
+                  f"  summary: {generated[k] if k < len(generated) else '(block ends)'}\n"
+                  f"  (/usr/bin/python3 reports/readme_tables.py rewrites it)", file=sys.stderr)
+        return 1 if stale else 0
+    temporary = args.readme + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    os.replace(temporary, args.readme)  # atomic: a reader never sees half a README
+    print(f"{args.readme}: {len(blocks)} block{'s' if len(blocks) != 1 else ''} written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
