@@ -83,12 +83,25 @@ def best_step(cell):
     return f"{cell.entry['best_step']:,} ({end})"
 
 
+def versus_baseline(ablation, variant):
+    """The variant's sacreBLEU lead over the baseline, pooled over seeds with its interval and p,
+    also where no claim compares the two."""
+    if variant.name == ablation.baseline:
+        return "(baseline)"
+    comparison = variant.vs_baseline
+    if not comparison or comparison["verdict"] == "pending" or comparison.get("metric") != "bleu":
+        return ""
+    return interval(dict(comparison, method=comparison.get("method", "")))
+
+
 def cells_table(ablation):
     """A row a variant: the paper's Table 3 row it matches (a column only where some variant
-    matches one), then its cells' figures by seed."""
+    matches one), its cells' figures by seed, and its lead over the baseline."""
     paper = paper_column(ablation)
+    baseline = f" BLEU vs {ablation.baseline} |" if ablation.baseline else ""
     lines = ["| variant |" + (" the paper's row: PPL / BLEU |" if paper else "") + " sacreBLEU by seed | "
-             "mean ± sd | validation PPL | test PPL | best step (end) |", "|---" * (7 if paper else 6) + "|"]
+             "mean ± sd | validation PPL | test PPL | best step (end) |" + baseline,
+             "|---" * (6 + bool(paper) + bool(baseline)) + "|"]
     for v in ablation.variants:
         stat = v.statistics.get("test_bleu")
         mean = f"{stat['mean']:.2f} ± {stat['sd']:.2f}" if stat and stat["n"] > 1 else ""
@@ -97,7 +110,8 @@ def cells_table(ablation):
             return by_seed(v.cells, ablation.seeds, lambda c: f"{c.entry[key]:.2f}")
         lines.append(f"| {render.cell(v.name)} |" + (f" {paper.get(v.name, '')} |" if paper else "")
                      + f" {column('test_bleu')} | {mean} | {column('best_validation_perplexity')} | "
-                     f"{column('test_perplexity')} | {by_seed(v.cells, ablation.seeds, best_step)} |")
+                     f"{column('test_perplexity')} | {by_seed(v.cells, ablation.seeds, best_step)} |"
+                     + (f" {versus_baseline(ablation, v)} |" if baseline else ""))
     return lines
 
 
@@ -125,8 +139,18 @@ def interval(claim):
     return f"t {text}" if "t interval" in claim.get("method", "") else text
 
 
+def between_seeds(claim):
+    """A BLEU claim's t interval over seeds beside its bootstrap one: how much the lead varies
+    from one training to the next, which the test set's resampling does not measure."""
+    if claim["verdict"] == "pending" or not claim.get("seed_interval"):
+        return ""
+    low, high = claim["seed_interval"]
+    return f"[{low:+.2f}, {high:+.2f}]"
+
+
 def claims_table(ablation):
-    lines = ["| claim | metric | for the claim, by seed | interval | verdict |", "|---|---|---|---|---|"]
+    lines = ["| claim | metric | for the claim, by seed | interval | between seeds (t) | verdict |",
+             "|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"]: s for s in c["per_seed"]}
         leads = ", ".join(seed_lead(seen[s]) if s in seen else "pending" for s in ablation.seeds)
@@ -134,7 +158,8 @@ def claims_table(ablation):
         if "equivalent" in c:
             metric += f", within ±{c['margin']:g}"
         verdict = "pending" if c["verdict"] == "pending" else f"**{c['verdict']}**"
-        lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {interval(c)} | {verdict} |")
+        lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {interval(c)} | {between_seeds(c)} | "
+                     f"{verdict} |")
     return lines
 
 

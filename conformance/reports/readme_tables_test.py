@@ -2,7 +2,8 @@
 """reports/readme_tables.py: the committed README's result tables are what their summaries hold,
 and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
 the tables carry each cell's figures by seed, the paper's Table 3 row matched to each variant
-(also to a variant not run yet), the claims with their intervals and verdicts; a README is
+(also to a variant not run yet), its lead over the baseline, the claims with their intervals (also
+between seeds) and verdicts; a README is
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
 line of a figure that differs; bad input (a block without its end, a summary that is missing, no
 block at all) exits 2 with a message naming the file.
@@ -64,21 +65,22 @@ with tempfile.TemporaryDirectory() as tmp:
     rows = text.split("\n")
     expected = [
         "  | variant | the paper's row: PPL / BLEU | sacreBLEU by seed | mean ± sd | validation PPL | test PPL | "
-        "best step (end) |",
+        "best step (end) | BLEU vs heads8 |",
         "  | heads1 | (A) h 1: 5.29 / 24.9 | 25.50, 26.30 | 25.90 ± 0.57 | 11.92, 11.65 | 14.25, 13.85 | "
-        "60 (cap), 60 (stopped at 60) |",
-        "  | heads4 | (A) h 4: 5.00 / 25.5 | 28.75, pending |  | 11.22, pending | 12.75, pending | 60 (cap), pending |",
+        "60 (cap), 60 (stopped at 60) | pooled -3.90 [-5.21, -2.63], p 0.001 |",
+        "  | heads4 | (A) h 4: 5.00 / 25.5 | 28.75, pending |  | 11.22, pending | 12.75, pending | 60 (cap), pending "
+        "|  |",
         "  | heads8 | base: 4.92 / 25.8 | 30.12, 29.48 | 29.80 ± 0.45 | 10.68, 10.86 | 11.50, 11.90 | "
-        "60 (cap), 60 (cap) |",
+        "60 (cap), 60 (cap) | (baseline) |",
         "  | heads16 | (A) h 16: 4.91 / 25.8 | pending, pending |  | pending, pending | pending, pending | "
-        "pending, pending |",
+        "pending, pending |  |",
         "  | 8 heads translate better than 1 head (Table 3 (A)) | BLEU | +4.62, +3.18 | "
-        "pooled +3.90 [+2.63, +5.21], p 0.001 | **reproduced** |",
+        "pooled +3.90 [+2.63, +5.21], p 0.001 | [-5.25, +13.05] | **reproduced** |",
         "  | 8 heads reach a lower validation perplexity than 1 head | validation PPL | +1.24, +0.79 | "
-        "t [-1.85, +3.87] | **inconclusive** |",
+        "t [-1.85, +3.87] |  | **inconclusive** |",
         "  | 8 heads reach a lower test perplexity than 1 head | test PPL | heads1 diverged, no test_perplexity |  | "
-        "**inconclusive** |",
-        "  | 4 heads translate as well as 8 | BLEU, within ±1 | -1.37, pending |  | pending |",
+        " | **inconclusive** |",
+        "  | 4 heads translate as well as 8 | BLEU, within ±1 | -1.37, pending |  |  | pending |",
     ]
     for row in expected:
         check(row in rows, "row: " + row.strip()[:60])
