@@ -32,11 +32,15 @@ METRICS = {"bleu": "BLEU", "bleu_tok_lc": "tok-lc BLEU", "validation_perplexity"
 CELL_STATUS = {"not_run": "pending", "running": "running", "non_finite": "diverged"}
 
 
-def planned_settings(variant, base_run):
+def planned_settings(variant, baseline):
     """render.settings() of a variant: of its first run, or before one has run, of the baseline
-    run's config with the variant's overrides (dotted paths) applied."""
+    run's config with the variant's overrides (dotted paths) applied; None where the baseline
+    overrides a key the variant leaves to the spec's base, whose value the summary does not hold."""
     if variant.runs():
         return render.settings(variant.runs()[0])
+    if any(key not in variant.set for key in baseline.set):
+        return None
+    base_run = baseline.runs()[0]
     config = copy.deepcopy(base_run.data["config"])
     for path, value in variant.set.items():
         *parents, key = path.split(".")
@@ -54,11 +58,12 @@ def paper_column(ablation):
     baseline = next((v for v in ablation.variants if v.name == ablation.baseline), None)
     if baseline is None or not baseline.runs():
         return {}
-    base_run = baseline.runs()[0]
-    base = render.settings(base_run)
+    base = render.settings(baseline.runs()[0])
     column = {}
     for v in ablation.variants:
-        values = planned_settings(v, base_run)
+        values = planned_settings(v, baseline)
+        if values is None:
+            continue
         changed = any(render.differs(k, values, base) for k in values)
         row = render.paper_row_for(values, base) if changed else ("base",) + render.PAPER_BASE
         if row:
