@@ -96,7 +96,7 @@ def versus_baseline(ablation, variant):
     comparison = variant.vs_baseline
     if not comparison or comparison["verdict"] == "pending" or comparison.get("metric") != "bleu":
         return ""
-    return interval(dict(comparison, method=comparison.get("method", "")))
+    return interval(comparison)
 
 
 def cells_table(ablation):
@@ -179,8 +179,11 @@ def tables(summary_path):
 def regenerate(readme_path):
     """README's lines with every block rewritten from its summary, and [(marker line, summary,
     the block as it was, the block as generated)]."""
-    with open(readme_path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    try:
+        with open(readme_path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{readme_path}: cannot read: {getattr(e, 'strerror', None) or e}") from e
     out, blocks, i = [], [], 0
     while i < len(lines):
         out.append(lines[i])

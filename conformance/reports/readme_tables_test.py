@@ -6,7 +6,7 @@ the tables carry each cell's figures by seed, the paper's Table 3 row matched to
 between seeds) and verdicts; a README is
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
 line of a figure that differs; bad input (a block without its end, a summary that is missing, no
-block at all) exits 2 with a message naming the file.
+block at all, no README) exits 2 with a message naming the file.
 """
 import json
 import os
@@ -120,6 +120,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(result.returncode == 0 and any(r.startswith("| heads16 |  | pending, pending |") for r in rows)
           and any(r.startswith("| heads4 | (A) h 4: 5.00 / 25.5 |") for r in rows),
           "no paper's row for a variant not run yet whose settings the summary cannot give")
+
+    result = tool(os.path.join(tmp, "no_such_README.md"), "--check")
+    check(result.returncode == 2 and "no_such_README.md: cannot read" in result.stderr,
+          "a README that is not there: exit 2 naming it")
 
     write(readme, "# No block here\n")
     result = tool(readme, "--check")
