@@ -27,8 +27,6 @@ from render_data import InputError, Run, load_inputs
 
 BEGIN = "<!-- readme_tables: "
 END = "<!-- /readme_tables -->"
-METRICS = {"bleu": "BLEU", "bleu_tok_lc": "tok-lc BLEU", "validation_perplexity": "validation PPL",
-           "test_perplexity": "test PPL"}
 CELL_STATUS = {"not_run": "pending", "running": "running", "non_finite": "diverged"}
 
 
@@ -120,37 +118,25 @@ def cells_table(ablation):
     return lines
 
 
-def seed_lead(seed):
-    if "advantage" in seed:
-        return f"{seed['advantage']:+.2f}"
-    if "diverged" in seed:
-        return " and ".join(seed["diverged"]) + " diverged"
-    return f"no {seed['missing']}"
-
-
 def interval(claim):
     """The pooled interval as the method gives it: the paired bootstrap's with its p, or the t
     interval over seeds."""
     if not claim.get("interval") or claim["verdict"] == "pending":
         return ""
-    low, high = claim["interval"]
-    text = f"[{low:+.2f}, {high:+.2f}]"
     if "bootstrap" in claim.get("method", ""):
-        text = f"pooled {claim['advantage']:+.2f} {text}"
+        text = f"pooled {render.advantage(claim)}"
         if claim.get("p_value") is not None and "equivalent" not in claim:
             p = claim["p_value"]
             text += f", p {p:.3f}" if p < 0.01 else f", p {p:.2f}"
         return text
-    return f"t {text}" if "t interval" in claim.get("method", "") else text
+    low, high = claim["interval"]
+    return ("t " if "t interval" in claim.get("method", "") else "") + f"[{low:+.2f}, {high:+.2f}]"
 
 
 def between_seeds(claim):
     """A BLEU claim's t interval over seeds beside its bootstrap one: how much the lead varies
     from one training to the next, which the test set's resampling does not measure."""
-    if claim["verdict"] == "pending" or not claim.get("seed_interval"):
-        return ""
-    low, high = claim["seed_interval"]
-    return f"[{low:+.2f}, {high:+.2f}]"
+    return "" if claim["verdict"] == "pending" else render.seed_interval(claim)
 
 
 def claims_table(ablation):
@@ -158,8 +144,8 @@ def claims_table(ablation):
              "|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"]: s for s in c["per_seed"]}
-        leads = ", ".join(seed_lead(seen[s]) if s in seen else "pending" for s in ablation.seeds)
-        metric = METRICS.get(c["metric"], c["metric"])
+        leads = ", ".join(render.seed_result(seen[s]) if s in seen else "pending" for s in ablation.seeds)
+        metric = render.METRIC_LABELS.get(c["metric"], c["metric"])
         if "equivalent" in c:
             metric += f", within ±{c['margin']:g}"
         verdict = "pending" if c["verdict"] == "pending" else f"**{c['verdict']}**"

@@ -223,13 +223,17 @@ def baseline_outcome(entry, seeds):
     return {"reproduced": "better", "contradicted": "worse"}.get(entry["verdict"]) or verdict(entry, seeds)
 
 
-def seed_outcome(seed):
+def seed_result(seed):
     """One seed of a comparison: its advantage, the variants that diverged, or the metric missing."""
     if "advantage" in seed:
-        return f"seed {seed['seed']}: {seed['advantage']:+.2f}"
+        return f"{seed['advantage']:+.2f}"
     if "diverged" in seed:
-        return f"seed {seed['seed']}: {' and '.join(seed['diverged'])} diverged"
-    return f"seed {seed['seed']}: no {seed['missing']}"
+        return f"{' and '.join(seed['diverged'])} diverged"
+    return f"no {seed['missing']}"
+
+
+def seed_outcome(seed):
+    return f"seed {seed['seed']}: {seed_result(seed)}"
 
 
 def seed_interval(entry):

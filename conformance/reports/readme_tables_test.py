@@ -74,13 +74,13 @@ with tempfile.TemporaryDirectory() as tmp:
         "60 (cap), 60 (cap) | (baseline) |",
         "  | heads16 | (A) h 16: 4.91 / 25.8 | pending, pending |  | pending, pending | pending, pending | "
         "pending, pending |  |",
-        "  | 8 heads translate better than 1 head (Table 3 (A)) | BLEU | +4.62, +3.18 | "
+        "  | 8 heads translate better than 1 head (Table 3 (A)) | sacreBLEU | +4.62, +3.18 | "
         "pooled +3.90 [+2.63, +5.21], p 0.001 | [-5.25, +13.05] | **reproduced** |",
-        "  | 8 heads reach a lower validation perplexity than 1 head | validation PPL | +1.24, +0.79 | "
+        "  | 8 heads reach a lower validation perplexity than 1 head | best val PPL | +1.24, +0.79 | "
         "t [-1.85, +3.87] |  | **inconclusive** |",
         "  | 8 heads reach a lower test perplexity than 1 head | test PPL | heads1 diverged, no test_perplexity |  | "
         " | **inconclusive** |",
-        "  | 4 heads translate as well as 8 | BLEU, within ±1 | -1.37, pending |  |  | pending |",
+        "  | 4 heads translate as well as 8 | sacreBLEU, within ±1 | -1.37, pending |  |  | pending |",
     ]
     for row in expected:
         check(row in rows, "row: " + row.strip()[:60])
