@@ -1,7 +1,10 @@
 #include "model/parameter_specs.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "model/layer_tree.h"
 
 namespace trepro {
 
@@ -70,27 +73,22 @@ class SpecList {
 }  // namespace
 
 std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
+  const LayerTree tree = layer_tree(c);
   SpecList specs(c);
-  const bool has_encoder = c.architecture != Architecture::decoder_only;
-  const bool has_decoder = c.architecture != Architecture::encoder_only;
-  if (c.tie_embeddings) {
-    specs.add("embed.weight", {c.vocab_size, c.d_model}, Init::embed_normal);
-  } else {
-    if (has_encoder) specs.add("src_embed.weight", {c.vocab_size, c.d_model}, Init::xavier_uniform);
-    if (has_decoder) specs.add("tgt_embed.weight", {c.vocab_size, c.d_model}, Init::xavier_uniform);
-    specs.add("out_proj.weight", {c.vocab_size, c.d_model}, Init::xavier_uniform);
+  // Each table once: tied, the source, target and output share one.
+  std::vector<std::string> tables;
+  for (const std::string& table : {tree.source_table, tree.target_table, tree.output_table}) {
+    if (!table.empty() && std::find(tables.begin(), tables.end(), table) == tables.end()) tables.push_back(table);
   }
-  if (c.positional == Positional::learned) specs.add("pos_embed.weight", {c.max_len, c.d_model}, Init::xavier_uniform);
-  const bool pre = c.norm == NormPlacement::pre;
-  for (std::int64_t i = 0; i < c.encoder_layers; ++i) {
-    specs.layer("encoder.layers." + std::to_string(i), false);
+  for (const std::string& table : tables) {
+    specs.add(table, {c.vocab_size, c.d_model}, tree.tied_embeddings ? Init::embed_normal : Init::xavier_uniform);
   }
-  if (has_encoder && pre) specs.norm("encoder.norm");
-  const bool cross = c.architecture == Architecture::encoder_decoder;
-  for (std::int64_t i = 0; i < c.decoder_layers; ++i) {
-    specs.layer("decoder.layers." + std::to_string(i), cross);
+  if (tree.positions) specs.add(*tree.positions, {c.max_len, c.d_model}, Init::xavier_uniform);
+  for (const std::optional<StackTree>& stack : {tree.encoder, tree.decoder}) {
+    if (!stack) continue;
+    for (std::int64_t i = 0; i < stack->layers; ++i) specs.layer(stack->layer(i), stack->cross_attention);
+    if (stack->final_norm) specs.norm(stack->norm());
   }
-  if (has_decoder && pre) specs.norm("decoder.norm");
   return specs.take();
 }
 

@@ -46,7 +46,6 @@ void Trainer::accumulate_shard(std::int64_t shard, const std::vector<const Batch
                                const std::vector<std::int64_t>& labels, std::int64_t total, std::uint32_t step,
                                std::vector<double>& losses) {
   Backend& backend = model_.backend();
-  const ModelConfig& m = config_.model;
   const TrainConfig& t = config_.train;
   model_.parameters().zero_grad(backend);
   for (const std::int64_t j : plan_.batches_of_shard(shard, static_cast<std::int64_t>(batches.size()))) {
@@ -54,22 +53,14 @@ void Trainer::accumulate_shard(std::int64_t shard, const std::vector<const Batch
     // Keyed by the batch's index in the step, not by shard or rank: unique within the step, and
     // the same whichever rank runs it.
     const DropoutStream dropout{t.seed, step, static_cast<std::uint32_t>(j)};
-    const Tensor logits = model_.forward(batch, true, dropout);
-    const Tensor batch_labels = model_.upload_ids(batch.labels, "labels");
-    const Tensor flat_labels = batch_labels.view({batch_labels.numel()});
-    Tensor lse = backend.empty({logits.dim(0)}, backend.dtype());
-    std::int64_t tokens = 0;
-    const double loss = backend.cross_entropy_forward(logits, flat_labels, static_cast<int>(m.pad_id),
-                                                      t.label_smoothing, t.label_smoothing_form, lse, &tokens);
+    model_.forward(batch, true, dropout);
+    const double loss = model_.loss(batch.labels, t.label_smoothing, t.label_smoothing_form);
     losses[static_cast<std::size_t>(j)] = loss;
     // A non-finite loss stops the step once every rank knows it (step() throws); an all-pad
     // batch contributes nothing.
     if (!std::isfinite(loss) || labels[static_cast<std::size_t>(j)] == 0) continue;
-    const double share = static_cast<double>(labels[static_cast<std::size_t>(j)]) / static_cast<double>(total);
-    Tensor dlogits = backend.empty(logits.shape(), backend.dtype());
-    backend.cross_entropy_backward(logits, flat_labels, lse, static_cast<int>(m.pad_id), t.label_smoothing,
-                                   t.label_smoothing_form, share, dlogits);
-    model_.backward_from_logits(dlogits);
+    // The batch's share n_j / N of the step's labels: the mean over the whole step.
+    model_.backward(static_cast<double>(labels[static_cast<std::size_t>(j)]) / static_cast<double>(total));
   }
 }
 

@@ -2,40 +2,29 @@
 
 #include <stdexcept>
 
+#include "model/layer_tree.h"
+
 namespace trepro {
-
-namespace {
-
-Parameter& embedding_table(Parameters& params, const ModelConfig& config, const char* untied_name) {
-  return config.tie_embeddings ? params.at("embed.weight") : params.at(untied_name);
-}
-
-}  // namespace
 
 Transformer::Transformer(const ModelConfig& config, Backend& backend)
     : config_(config), backend_(backend), params_(config, backend) {
-  const bool has_encoder = config.architecture != Architecture::decoder_only;
-  const bool has_decoder = config.architecture != Architecture::encoder_only;
-  const bool pre = config.norm == NormPlacement::pre;
-  Parameter* pos_table = params_.find("pos_embed.weight");
-  if (has_encoder) {
-    src_embed_ = std::make_unique<Embedding>(embedding_table(params_, config, "src_embed.weight"), pos_table, config,
-                                             kSourceEmbeddingSite);
-    for (std::int64_t i = 0; i < config.encoder_layers; ++i) {
+  const LayerTree tree = layer_tree(config);
+  Parameter* pos_table = tree.positions ? &params_.at(*tree.positions) : nullptr;
+  if (tree.encoder) {
+    src_embed_ = std::make_unique<Embedding>(params_.at(tree.source_table), pos_table, config, kSourceEmbeddingSite);
+    for (std::int64_t i = 0; i < tree.encoder->layers; ++i) {
       encoder_.push_back(std::make_unique<EncoderLayer>(params_, config, i));
     }
-    if (pre) encoder_norm_ = std::make_unique<Norm>(params_, "encoder.norm", config);
+    if (tree.encoder->final_norm) encoder_norm_ = std::make_unique<Norm>(params_, tree.encoder->norm(), config);
   }
-  if (has_decoder) {
-    tgt_embed_ = std::make_unique<Embedding>(embedding_table(params_, config, "tgt_embed.weight"), pos_table, config,
-                                             kTargetEmbeddingSite);
-    const bool cross = config.architecture == Architecture::encoder_decoder;
-    for (std::int64_t i = 0; i < config.decoder_layers; ++i) {
-      decoder_.push_back(std::make_unique<DecoderLayer>(params_, config, i, cross));
+  if (tree.decoder) {
+    tgt_embed_ = std::make_unique<Embedding>(params_.at(tree.target_table), pos_table, config, kTargetEmbeddingSite);
+    for (std::int64_t i = 0; i < tree.decoder->layers; ++i) {
+      decoder_.push_back(std::make_unique<DecoderLayer>(params_, config, i, tree.decoder->cross_attention));
     }
-    if (pre) decoder_norm_ = std::make_unique<Norm>(params_, "decoder.norm", config);
+    if (tree.decoder->final_norm) decoder_norm_ = std::make_unique<Norm>(params_, tree.decoder->norm(), config);
   }
-  out_proj_ = std::make_unique<Linear>(embedding_table(params_, config, "out_proj.weight"), nullptr);
+  out_proj_ = std::make_unique<Linear>(params_.at(tree.output_table), nullptr);
 }
 
 Transformer::~Transformer() = default;
@@ -113,11 +102,11 @@ double Transformer::loss(const Tensor& labels, double label_smoothing, Smoothing
                                         lse_, &loss_tokens_);
 }
 
-void Transformer::backward() {
+void Transformer::backward(double scale) {
   if (!lse_.defined()) throw std::logic_error("Transformer::backward before loss");
   Tensor dlogits = backend_.empty(logits_.shape(), backend_.dtype());
   backend_.cross_entropy_backward(logits_, labels_, lse_, static_cast<int>(config_.pad_id), label_smoothing_, form_,
-                                  1.0, dlogits);
+                                  scale, dlogits);
   backward_from_logits(dlogits);
 }
 

@@ -47,8 +47,9 @@ class Transformer {
   double loss(const Tensor& labels, double label_smoothing, SmoothingForm form);
   // Number of non-pad labels in the last loss().
   std::int64_t loss_tokens() const { return loss_tokens_; }
-  // Accumulates d(last loss)/d(parameter) into every parameter's grad.
-  void backward();
+  // Accumulates d(scale * last loss)/d(parameter) into every parameter's grad (a micro-batch of an
+  // accumulated step scales by its share of the step's labels).
+  void backward(double scale = 1.0);
   // Accumulates the gradients for an arbitrary d(logits).
   void backward_from_logits(const Tensor& dlogits);
 

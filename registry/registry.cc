@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "optimized/cpu/cpu_backend.h"
+#include "optimized/cpu/thread_pool.h"
 #include "reference/reference_backend.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
@@ -55,5 +56,7 @@ std::unique_ptr<Backend> make_fastest_backend(DType dtype) {
   }
   return make_backend("cpu");
 }
+
+int default_host_threads() { return cpu::default_thread_count(); }
 
 }  // namespace trepro

@@ -28,5 +28,8 @@ std::unique_ptr<Backend> make_reference_backend(DType dtype);
 // decode: float32 is `cuda` when a device is present, else the best `cpu-<target>`; float64 has
 // only the reference.
 std::unique_ptr<Backend> make_fastest_backend(DType dtype);
+// The host threads a CPU backend made here computes with: TREPRO_THREADS, else the cores. A sweep
+// that runs cells side by side divides them among its children.
+int default_host_threads();
 
 }  // namespace trepro

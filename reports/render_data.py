@@ -6,40 +6,16 @@ Every field is read through the accessors here, so that a report missing a part 
 going, one never evaluated) renders with blanks instead of failing, while a file that is not a
 report at all is an error naming it.
 """
-import json
 import os
 import re
 
-
-class InputError(Exception):
-    """A file that cannot be rendered (or validated, reports/validate_report.py): the message names
-    it and says what was expected."""
-
-
-def _reject_constant(path, literal):
-    """Python's json reads NaN, Infinity and -Infinity, which JSON has not: a NaN BLEU would pass
-    the schema (NaN fails no bound) and render as "nan"."""
-    raise InputError(f"{path}: not JSON: {literal} is not a JSON value (expected a number or null)")
-
-
-def load_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=lambda literal: _reject_constant(path, literal))
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text: byte {e.start}") from e
-    except RecursionError as e:
-        raise InputError(f"{path}: JSON nested too deeply to read") from e
+import validate_report  # reports/, beside this file; needs python3-jsonschema (scripts/setup)
+from report_json import InputError, load_json  # noqa: F401 (render.py and readme_tables.py import them from here)
 
 
 def check_schema(path, data):
     """A run report or ablation summary against its schema (reports/validate_report.py), so that a
     field of the wrong shape is named here instead of failing somewhere in the rendering."""
-    import validate_report  # reports/, beside this file; needs python3-jsonschema (scripts/setup)
     validator = validate_report.validator_for(validate_report.default_schema(data))
     error = next(iter(sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))), None)
     if error is not None:

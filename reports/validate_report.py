@@ -16,7 +16,7 @@ import jsonschema
 
 # Reports are read as reports/render.py reads them: NaN, Infinity and -Infinity refused, naming the
 # file (Python's json takes them, and a NaN passes every bound of the schema).
-from render_data import InputError, load_json
+from report_json import InputError, load_json
 
 
 SCHEMA_BY_KIND = {"train": "schema.json", "ablation": "ablation_schema.json"}

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "experiments/ablation/twin_cells.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 namespace {
@@ -211,7 +212,7 @@ TEST(AblationSpec, SeedsBaselineAndClaims) {
   EXPECT_EQ(spec.claims[0].metric, ClaimMetric::validation_perplexity);
   EXPECT_FALSE(higher_is_better(spec.claims[0].metric));
   EXPECT_EQ(cell_config(spec.variants[1], 3).train.seed, 3u);
-  EXPECT_EQ(cell_folder("out", "norm=pre", 3), "out/norm=pre/seed_3");
+  EXPECT_EQ(SweepFolder("out").cell("norm=pre", 3).root().string(), "out/norm=pre/seed_3");
 }
 
 TEST(AblationSpec, SeedsDefaultToTheBaseSeed) {

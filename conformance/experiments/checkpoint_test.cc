@@ -15,6 +15,7 @@
 #include "core/safetensors.h"
 #include "conformance/model/model_testing.h"
 #include "experiments/data/token_batches.h"
+#include "experiments/run_folder/run_folder.h"
 #include "model/trainer.h"
 #include "registry/registry.h"
 #include "conformance/support/scratch_dir.h"
@@ -252,7 +253,7 @@ TEST(Checkpoints, StepCheckpointsAreListedByNumberNotByName) {
   for (const char* name : {"step_100.safetensors", "step_20.safetensors", "best.safetensors", "step_3.safetensors"}) {
     write_safetensors((run / "checkpoints" / name).string(), {{"w", Tensor::zeros({1}, DType::f32)}}, {});
   }
-  const auto found = list_step_checkpoints(run.string());
+  const auto found = RunFolder(run).step_checkpoints();
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].step, 3);
   EXPECT_EQ(found[1].step, 20);

@@ -249,10 +249,6 @@ Config cell_config(const AblationVariant& variant, std::uint64_t seed) {
   return config;
 }
 
-std::string cell_folder(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
-  return (std::filesystem::path(out_dir) / variant / ("seed_" + std::to_string(seed))).string();
-}
-
 std::string to_string(ClaimMetric metric) {
   switch (metric) {
     case ClaimMetric::bleu: return "bleu";

@@ -70,8 +70,6 @@ struct AblationSpec {
 
 // The config of one cell of the grid: the variant's, with train.seed set to `seed`.
 Config cell_config(const AblationVariant& variant, std::uint64_t seed);
-// The cell's run folder under the sweep's output folder: OUT/<variant>/seed_<S>.
-std::string cell_folder(const std::string& out_dir, const std::string& variant, std::uint64_t seed);
 
 // Throws ConfigError naming `path` and the offending field.
 AblationSpec load_ablation_spec(const std::string& path);

@@ -15,6 +15,7 @@
 #include "experiments/training/run_report.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/data/parallel_corpus.h"
+#include "experiments/run_folder/run_folder.h"
 #include "experiments/run_info.h"
 
 namespace trepro {
@@ -111,9 +112,10 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
 
 // One cell's entry: its report's headline numbers, or status "not_run".
 json cell_entry(const std::string& out_dir, const std::string& variant, std::uint64_t seed) {
-  const fs::path folder = fs::relative(cell_folder(out_dir, variant, seed), out_dir);
-  const fs::path report_path = fs::path(out_dir) / folder / "report.json";
-  json cell = {{"seed", seed}, {"report", (folder / "report.json").string()}};
+  const fs::path folder = SweepFolder::cell_relative(variant, seed);
+  const RunFolder run(fs::path(out_dir) / folder);
+  const fs::path report_path = run.report();
+  json cell = {{"seed", seed}, {"report", RunFolder(folder).report()}};
   if (!fs::exists(report_path)) {
     cell["status"] = "not_run";
     return cell;

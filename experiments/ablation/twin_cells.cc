@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_input.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 
@@ -29,18 +30,7 @@ std::string cell_identity(Config config) {
   return config_hash(config);
 }
 
-fs::path identity_lock_path(const fs::path& share_dir, const std::string& identity) {
-  return share_dir / ".cell-locks" / (identity + ".lock");
-}
-
 namespace {
-
-// "seed_<digits>": a cell's folder, not the "seed_<S>.sharing" of a copy under way.
-bool is_seed_folder(const std::string& name) {
-  const std::string digits = name.substr(std::min<std::size_t>(name.size(), 5));
-  return name.starts_with("seed_") && !digits.empty() &&
-         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // The folders SHARE/<sweep>/<variant>/seed_<S> that hold a report, in path order.
 std::vector<fs::path> cell_folders(const fs::path& share_dir) {
@@ -56,7 +46,9 @@ std::vector<fs::path> cell_folders(const fs::path& share_dir) {
   for (const fs::path& sweep : subfolders(share_dir)) {
     for (const fs::path& variant : subfolders(sweep)) {
       for (const fs::path& seed : subfolders(variant)) {
-        if (is_seed_folder(seed.filename().string()) && fs::exists(seed / "report.json")) cells.push_back(seed);
+        if (SweepFolder::is_cell_folder_name(seed.filename().string()) && fs::exists(RunFolder(seed).report())) {
+          cells.push_back(seed);
+        }
       }
     }
   }
@@ -71,7 +63,8 @@ std::vector<TwinCell> complete_twins(const fs::path& share_dir, const std::strin
   const fs::path own_folder = fs::weakly_canonical(own);
   for (const fs::path& folder : cell_folders(share_dir)) {
     if (fs::weakly_canonical(folder) == own_folder) continue;
-    const std::string report_path = (folder / "report.json").string();
+    const RunFolder cell(folder);
+    const std::string report_path = cell.report();
     const json report = read_json_file(report_path);
     if (!report.is_object() || !report.contains("config")) {
       throw std::runtime_error(report_path + ": not a run report (no \"config\"), in the folder of shared cells " +
@@ -91,14 +84,14 @@ void copy_twin(const fs::path& share_dir, const fs::path& twin, const fs::path& 
   const fs::path staging = run.string() + ".sharing";
   fs::remove_all(staging);  // left by a copy that was killed
   fs::create_directories(staging);
-  json report = read_json_file((twin / "report.json").string());
+  const RunFolder original(twin), copy(staging);
+  json report = read_json_file(original.report());
   if (!report.contains("shared_from")) report["shared_from"] = fs::relative(twin, share_dir).generic_string();
   for (const fs::directory_entry& entry : fs::directory_iterator(twin)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name == "report.json") continue;
-    write_file_atomically((staging / name).string(), read_file(entry.path().string()));
+    if (!entry.is_regular_file() || entry.path() == fs::path(original.report())) continue;
+    write_file_atomically((staging / entry.path().filename()).string(), read_file(entry.path().string()));
   }
-  write_file_atomically((staging / "report.json").string(), report.dump(2) + "\n");
+  copy.write_report(report);
   fs::remove_all(run);
   rename_durably(staging.string(), run.string());
 }

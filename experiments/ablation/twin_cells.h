@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "experiments/run_folder/run_folder.h"  // identity_lock_path: held while a cell of one identity trains
 
 namespace trepro {
 
@@ -28,10 +29,6 @@ bool cell_report_complete(const nlohmann::json& report, const std::string& sourc
 // Equal for two cells exactly when their configs train the same model the same way: the config
 // hash with the defaults that other keys decide written out (head_dim 0 is d_model / heads).
 std::string cell_identity(Config config);
-
-// SHARE/.cell-locks/<identity>.lock: held by the process that trains or copies a cell of that
-// identity, so that a second one knows to wait.
-std::filesystem::path identity_lock_path(const std::filesystem::path& share_dir, const std::string& identity);
 
 struct TwinCell {
   std::filesystem::path folder;  // SHARE/<sweep>/<variant>/seed_<S>

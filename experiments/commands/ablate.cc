@@ -8,17 +8,8 @@
 //   --jobs N               N cells at once, each a child process with its share of the threads
 //   --share-cells DIR      train a cell another sweep under DIR also has only once
 //                          (experiments/ablation/twin_cells.h)
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -30,17 +21,16 @@
 
 #include "core/atomic_file.h"
 #include "core/file_lock.h"
-#include "core/json_input.h"
 #include "experiments/ablation/ablation_summary.h"
+#include "experiments/ablation/cell_processes.h"
 #include "experiments/ablation/twin_cells.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
+#include "experiments/run_folder/run_folder.h"
 #include "experiments/training/train_run.h"
 #include "model/trainer.h"
-#include "optimized/cpu/thread_pool.h"
-
-extern char** environ;
+#include "registry/registry.h"
 
 namespace trepro::cli {
 
@@ -60,11 +50,6 @@ struct AblateOptions {
   BackendChoice backend;
 };
 
-// Set in a child's environment to its sweep's pid (see end_with_parent).
-constexpr const char* kParentVariable = "TREPRO_ABLATE_PARENT";
-// A child's exit status when it left its cell for later (defer_if_twin_runs); EX_TEMPFAIL.
-constexpr int kDeferredExit = 75;
-
 struct Cell {
   const AblationVariant* variant;
   std::uint64_t seed;
@@ -78,12 +63,9 @@ std::string identity(const AblateOptions& o, const Cell& cell) {
   return cell_identity(config);
 }
 
-nlohmann::json read_report(const fs::path& run) {
-  const fs::path report = run / "report.json";
-  if (!fs::exists(report)) return nullptr;
-  nlohmann::json parsed = read_json_file(report.string());
-  if (!parsed.is_object()) throw std::runtime_error(report.string() + ": expected a run report (a JSON object)");
-  return parsed;
+nlohmann::json read_report(const RunFolder& run) {
+  std::optional<nlohmann::json> report = run.read_report();
+  return report ? std::move(*report) : nlohmann::json(nullptr);
 }
 
 // --share-cells names a folder of sweeps, and --out one of them: SHARE/<name>, where the other
@@ -103,14 +85,14 @@ void check_share_folder(const AblateOptions& o) {
   }
 }
 
-void train_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
+void train_cell(const AblateOptions& o, const Cell& cell, const RunFolder& run) {
   TrainRunOptions train;
-  train.run_dir = run.string();
+  train.run_dir = run.root().string();
   train.data_dir = o.data_dir;
-  train.resume = fs::exists(run / "checkpoints");
+  train.resume = fs::exists(run.checkpoints());
   if (!train.resume) {
-    fs::remove_all(run);  // a cell killed before its first checkpoint starts over
-    train.config_path = (fs::path(o.out) / "configs" / (cell.variant->name + ".seed_" + std::to_string(cell.seed) + ".json")).string();
+    fs::remove_all(run.root());  // a cell killed before its first checkpoint starts over
+    train.config_path = SweepFolder(o.out).cell_config(cell.variant->name, cell.seed);
     fs::create_directories(fs::path(train.config_path).parent_path());
     save_config(cell_config(*cell.variant, cell.seed), train.config_path);
   }
@@ -125,25 +107,6 @@ void train_cell(const AblateOptions& o, const Cell& cell, const fs::path& run) {
   }
 }
 
-// A child of a sweep (--jobs) dies with it: a sweep killed and rerun must not find the killed
-// sweep's children still training its cells.
-void end_with_parent() {
-  const char* parent = std::getenv(kParentVariable);
-  if (!parent) return;
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // The parent may have died before prctl took effect.
-  if (std::to_string(getppid()) != parent) std::_Exit(1);
-}
-
-// An exclusive lock on OUT/<variant>/seed_<S>.lock while the cell runs, so that two processes (a
-// rerun beside a run, a job array's task started twice) never train one cell.
-FileLock lock_cell(const fs::path& run, const std::string& cell) {
-  const fs::path path = run.string() + ".lock";
-  std::optional<FileLock> lock = FileLock::try_acquire(path);
-  if (!lock) throw std::runtime_error("ablate: " + cell + " is being run by another process (" + path.string() + " is locked)");
-  return std::move(*lock);
-}
-
 enum class CellOutcome { done, deferred };
 
 struct SharedCell {
@@ -155,7 +118,7 @@ struct SharedCell {
 // With --share-cells: holds the lock of the cell's identity (waiting while another process trains
 // the same cell, unless `may_defer`: then the cell is deferred), then copies the cell from a
 // finished twin on this backend when there is one.
-SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& run, const std::string& backend,
+SharedCell share_cell(const AblateOptions& o, const Cell& cell, const RunFolder& run, const std::string& backend,
                       bool may_defer) {
   SharedCell shared;
   if (o.share_dir.empty()) return shared;
@@ -171,11 +134,11 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& 
     }
     shared.training_lock.emplace(FileLock::acquire(lock_path));
   }
-  const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run);
+  const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run.root());
   if (twins.empty()) return shared;
   for (const TwinCell& twin : twins) {
     if (twin.backend != backend) continue;
-    copy_twin(o.share_dir, twin.folder, run);
+    copy_twin(o.share_dir, twin.folder, run.root());
     std::cout << "ablate: " << cell.name() << ": the same training as " << twin.folder.string() << " (finished there on "
               << backend << "): copied, not trained" << std::endl;
     shared.copied = true;
@@ -186,22 +149,23 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const fs::path& 
 
 // A cell begun or finished on another backend is neither skipped nor resumed here: the spec's
 // summary would compare two backends' numbers (ablation_summary.h refuses that too).
-void require_this_backend(const Cell& cell, const nlohmann::json& report, const fs::path& run,
+void require_this_backend(const Cell& cell, const nlohmann::json& report, const RunFolder& run,
                           const std::string& backend) {
   if (!report.is_object() || !report.contains("backend") || report["backend"] == backend) return;
-  throw std::runtime_error((run / "report.json").string() + ": " + cell.name() + " ran on " +
+  throw std::runtime_error(run.report() + ": " + cell.name() + " ran on " +
                            report["backend"].dump() + ", this sweep runs on \"" + backend +
                            "\": a spec's cells stay on one backend; move the spec's cells of the other backend to a folder "
                            "of their own, or run on " + report["backend"].dump());
 }
 
 CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
-  const fs::path run = cell_folder(o.out, cell.variant->name, cell.seed);
-  const FileLock lock = lock_cell(run, cell.name());
+  const SweepFolder sweep(o.out);
+  const RunFolder run = sweep.cell(cell.variant->name, cell.seed);
+  const FileLock lock = lock_cell(sweep.cell_lock(cell.variant->name, cell.seed), cell.name());
   nlohmann::json report = read_report(run);
   const std::string backend = o.backend.make()->name();
   require_this_backend(cell, report, run, backend);
-  if (cell_report_complete(report, (run / "report.json").string())) {
+  if (cell_report_complete(report, run.report())) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return CellOutcome::done;
   }
@@ -212,10 +176,10 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
     train_cell(o, cell, run);
     report = read_report(run);
   }
-  if (!cell_report_complete(report, (run / "report.json").string())) {
+  if (!cell_report_complete(report, run.report())) {
     std::cout << "ablate: " << cell.name() << ": decoding the test split" << std::endl;
     EvaluateOptions evaluate;
-    evaluate.model.run_dir = run.string();
+    evaluate.model.run_dir = run.root().string();
     evaluate.model.backend = o.backend;
     evaluate.data_dir = o.data_dir;
     evaluate_run(evaluate);
@@ -225,7 +189,7 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
 
 // The arguments of a child running one cell: this command's own, with --variant and --seed.
 std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell, bool may_defer) {
-  std::vector<std::string> args = {"/proc/self/exe", "ablate", o.spec_path, "--out", o.out,
+  std::vector<std::string> args = {"ablate", o.spec_path, "--out", o.out,
                                    "--variant", cell.variant->name, "--seed", std::to_string(cell.seed)};
   if (may_defer) args.push_back("--defer-if-twin-runs");
   if (!o.data_dir.empty()) args.insert(args.end(), {"--data-dir", o.data_dir});
@@ -234,32 +198,6 @@ std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell
   if (!o.backend.name.empty()) args.insert(args.end(), {"--backend", o.backend.name});
   if (*o.backend.dtype_option) args.insert(args.end(), {"--dtype", o.backend.dtype});
   return args;
-}
-
-// Starts a child for `cell` with TREPRO_THREADS=threads, its output appended to `log`.
-pid_t spawn_cell(const AblateOptions& o, const Cell& cell, bool may_defer, std::int64_t threads, const fs::path& log) {
-  std::vector<std::string> args = cell_arguments(o, cell, may_defer);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    if (!std::string_view(*e).starts_with("TREPRO_THREADS=")) env_strings.emplace_back(*e);
-  }
-  env_strings.push_back("TREPRO_THREADS=" + std::to_string(threads));
-  env_strings.push_back(std::string(kParentVariable) + "=" + std::to_string(getpid()));
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) throw std::runtime_error("ablate: cannot start a child for " + cell.name() + ": " + std::strerror(error));
-  return pid;
 }
 
 struct NextCell {
@@ -286,40 +224,25 @@ NextCell take_next_cell(const AblateOptions& o, std::deque<Cell>& queue) {
   return {cell, !o.share_dir.empty() && idle_found};
 }
 
-// Runs `cells` in up to o.jobs children at once; `after_each` runs when one ends. Returns the
+// Runs `cells` in up to o.jobs children at once (experiments/ablation/cell_processes.h), the host
+// threads one backend would take shared among them; `after_each` runs when one ends. Returns the
 // cells whose child failed.
 std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell> cells,
                                          const std::function<void()>& after_each) {
-  // The threads the cells share are those one backend would take (TREPRO_THREADS, else the cores).
-  const std::int64_t threads = std::max<std::int64_t>(1, cpu::default_thread_count() / o.jobs);
-  const fs::path logs = fs::path(o.out) / "logs";
-  fs::create_directories(logs);
-  std::map<pid_t, Cell> running;
-  std::vector<std::string> failed;
-  while (!cells.empty() || !running.empty()) {
-    while (!cells.empty() && static_cast<std::int64_t>(running.size()) < o.jobs) {
-      const auto [cell, may_defer] = take_next_cell(o, cells);
-      const fs::path log = logs / (cell.variant->name + ".seed_" + std::to_string(cell.seed) + ".log");
-      running.emplace(spawn_cell(o, cell, may_defer, threads, log), cell);
-      std::cout << "ablate: " << cell.name() << ": started (" << threads << " threads, log " << log.string() << ")" << std::endl;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kDeferredExit) {
-      std::cout << "ablate: " << it->second.name() << ": its twin trains in another process; left for later" << std::endl;
-      cells.push_back(it->second);
-      running.erase(it);
-      continue;
-    }
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    std::cout << "ablate: " << it->second.name() << (ok ? ": done" : ": FAILED (see its log)") << std::endl;
-    if (!ok) failed.push_back(it->second.name());
-    running.erase(it);
-    after_each();
-  }
-  return failed;
+  std::vector<Cell> started;  // indexed by ChildCell::tag
+  ChildSweep sweep;
+  sweep.jobs = o.jobs;
+  sweep.threads = std::max<std::int64_t>(1, default_host_threads() / o.jobs);
+  sweep.next = [&]() -> std::optional<ChildCell> {
+    if (cells.empty()) return std::nullopt;
+    const auto [cell, may_defer] = take_next_cell(o, cells);
+    started.push_back(cell);
+    return ChildCell{cell.name(), cell_arguments(o, cell, may_defer),
+                     SweepFolder(o.out).cell_log(cell.variant->name, cell.seed), started.size() - 1};
+  };
+  sweep.requeue = [&](const ChildCell& child) { cells.push_back(started[child.tag]); };
+  sweep.after_each = after_each;
+  return run_children(sweep);
 }
 
 void run_ablation(const AblateOptions& o) {
@@ -340,7 +263,7 @@ void run_ablation(const AblateOptions& o) {
     return;
   }
   fs::create_directories(o.out);
-  const std::string summary_path = (fs::path(o.out) / "summary.json").string();
+  const std::string summary_path = SweepFolder(o.out).summary();
   const auto write_summary = [&] {
     write_file_atomically(summary_path, ablation_summary(spec, o.spec_path, o.out, o.data_dir).dump(2) + "\n");
   };
@@ -372,7 +295,7 @@ void run_ablation(const AblateOptions& o) {
 void add_ablate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("ablate", "Run every cell (variant x seed) of an ablation spec and summarize them");
   auto o = std::make_shared<AblateOptions>();
-  cmd->add_option("spec", o->spec_path, "ablation spec JSON (experiments/ablations/*.json)")->required();
+  cmd->add_option("spec", o->spec_path, "ablation spec JSON (experiments/specs/*.json)")->required();
   cmd->add_option("--out", o->out, "folder for the cells' runs and summary.json")->required();
   cmd->add_option("--data-dir", o->data_dir, "folder holding multi30k/ (as for train)");
   o->steps_option = cmd->add_option("--steps", o->steps, "override train.max_steps of every cell")

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "experiments/commands/commands.h"
+#include "experiments/run_folder/run_folder.h"
 #include "experiments/training/checkpoint.h"
 
 namespace trepro::cli {
@@ -16,9 +17,10 @@ struct AverageOptions {
 };
 
 void run_average(const AverageOptions& o) {
-  const std::vector<StepCheckpoint> found = list_step_checkpoints(o.run_dir);
+  const RunFolder run(o.run_dir);
+  const std::vector<StepCheckpoint> found = run.step_checkpoints();
   if (static_cast<std::int64_t>(found.size()) < o.last) {
-    throw std::invalid_argument(checkpoint_dir(o.run_dir) + ": --last " + std::to_string(o.last) + " but only " +
+    throw std::invalid_argument(run.checkpoints() + ": --last " + std::to_string(o.last) + " but only " +
                                 std::to_string(found.size()) + " step checkpoints exist");
   }
   std::vector<std::string> paths;

@@ -9,134 +9,117 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
-
-#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
-#include "core/json_input.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/bleu/paper_bleu.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
 #include "experiments/data/parallel_corpus.h"
 #include "experiments/data/token_batches.h"
+#include "experiments/run_folder/report_sections.h"
+#include "experiments/training/training_data.h"
 
 namespace trepro::cli {
 
 namespace {
 
-struct Perplexity {
-  double loss = 0.0;
-  std::int64_t tokens = 0, skipped_pairs = 0;
-};
-
 // Teacher-forced cross-entropy over the split, in length-sorted batches of max_tokens, over the
 // pairs training's validation and test losses cover (the corpus's length bound:
 // data.max_len_filter when set, else model.max_len).
-Perplexity split_perplexity(const TranslationModel& t, const ParallelText& text, std::int64_t max_tokens) {
+struct SplitLoss {
+  TokenLoss loss;
+  std::int64_t skipped_pairs = 0;
+};
+SplitLoss split_loss(const TranslationModel& t, const ParallelText& text, std::int64_t max_tokens) {
   std::vector<TokenPair> pairs;
   for (std::size_t i = 0; i < text.source.size(); ++i) {
     pairs.push_back({t.vocabulary->encode(text.source[i]), t.vocabulary->encode(text.target[i])});
   }
-  Perplexity p;
-  pairs = pairs_within(std::move(pairs), corpus_layout(t.config).max_len, &p.skipped_pairs);
-  double weighted = 0.0;
+  SplitLoss result;
+  pairs = pairs_within(std::move(pairs), corpus_layout(t.config).max_len, &result.skipped_pairs);
+  std::vector<Batch> batches;
   for (const std::vector<std::size_t>& rows : token_batches_in_order(pairs, max_tokens)) {
-    const Batch batch = make_batch(pairs, rows, t.config.model.pad_id, Vocabulary::kBos, Vocabulary::kEos);
-    t.model->forward(batch);
-    const double loss = t.model->loss(batch.labels, 0.0, SmoothingForm::uniform);
-    weighted += loss * static_cast<double>(t.model->loss_tokens());
-    p.tokens += t.model->loss_tokens();
+    batches.push_back(make_batch(pairs, rows, t.config.model.pad_id, Vocabulary::kBos, Vocabulary::kEos));
   }
-  p.loss = p.tokens > 0 ? weighted / static_cast<double>(p.tokens) : 0.0;
-  return p;
+  result.loss = token_loss(*t.model, batches);
+  return result;
 }
 
-std::string in_run(const std::string& run_dir, const std::string& name) {
-  return (std::filesystem::path(run_dir) / name).string();
+std::vector<std::string> decode_split(const TranslationModel& t, const ParallelText& text, const TranslateOptions& search) {
+  std::vector<std::vector<std::int64_t>> sources;
+  for (const std::string& line : text.source) sources.push_back(t.encode_source(line));
+  std::vector<std::string> hypotheses;
+  for (const Hypothesis& h : translate_all(*t.model, sources, t.tokens(), search)) hypotheses.push_back(t.detokenize(h));
+  return hypotheses;
 }
 
-// `path` relative to the run folder when it is inside it (the schema's convention), else as given.
-std::string relative_to_run(const std::string& run_dir, const std::string& path) {
-  const std::filesystem::path relative =
-      std::filesystem::weakly_canonical(path).lexically_relative(std::filesystem::weakly_canonical(run_dir));
-  return !relative.empty() && *relative.begin() != ".." ? relative.string() : path;
+TestDecoding score_decoding(const EvaluateOptions& o, const TranslationModel& t, const std::vector<std::string>& hypotheses,
+                            const ParallelText& text, const SplitLoss& loss, const std::string& hypotheses_file) {
+  const bleu::BleuOptions sacre;
+  const bleu::BleuScore score = bleu::corpus_bleu(hypotheses, {text.target}, sacre);
+  TestDecoding d;
+  d.bleu = score.score;
+  d.bleu_signature = bleu::signature(sacre, 1);
+  d.bleu_tok_lc = bleu::tokenized_lowercase_bleu(hypotheses, {text.target});
+  d.hypotheses_file = hypotheses_file;
+  d.decoding = {{"search", describe(o.search)},
+                {"greedy", o.search.greedy},
+                {"beam", o.search.greedy ? 1 : o.search.beam},
+                {"length_penalty_alpha", o.search.alpha},
+                {"beam_stop", to_string(o.search.beam_stop)},
+                {"max_extra", o.search.max_extra},
+                {"sentences", hypotheses.size()},
+                {"bleu_verbose", bleu::verbose_score(score)},
+                {"bleu_tok_lc_tokens", "13a tokens of lower-cased lines (torchtext bleu_score, unsmoothed)"},
+                {"loss_target_tokens", loss.loss.tokens},
+                {"loss_skipped_pairs", loss.skipped_pairs}};
+  if (o.paper_wmt14) {
+    const bleu::MosesLanguage language = bleu::moses_language(t.config.data.target_language, "data.target_language");
+    const bleu::BleuScore paper = bleu::paper_wmt14_bleu(hypotheses, {text.target}, language);
+    d.paper_wmt14 = PaperBleu{paper.score, bleu::paper_wmt14_signature(language, 1), bleu::format_multi_bleu(paper)};
+  }
+  return d;
+}
+
+void print_evaluation(const EvaluateOptions& o, const TranslationModel& t, const TestDecoding& d, const SplitLoss& loss,
+                      const RunFolder& run) {
+  const DataConfig& data = t.config.data;
+  if (d.paper_wmt14) std::printf("paper's BLEU (%s): %s\n", d.paper_wmt14->signature.c_str(), d.paper_wmt14->verbose.c_str());
+  std::printf("%s %s->%s with %s (%s)\n", o.split.c_str(), data.source_language.c_str(), data.target_language.c_str(),
+              t.checkpoint.c_str(), describe(o.search).c_str());
+  std::printf("BLEU|%s = %.2f %s\n", d.bleu_signature.c_str(), d.bleu, d.decoding["bleu_verbose"].get<std::string>().c_str());
+  std::printf("tokenized lower-cased BLEU = %.2f\n", d.bleu_tok_lc);
+  std::printf("loss %.4f  perplexity %.3f  (%lld target tokens, %lld pairs past max_len skipped)\n", loss.loss.loss,
+              std::exp(loss.loss.loss), static_cast<long long>(loss.loss.tokens),
+              static_cast<long long>(loss.skipped_pairs));
+  std::printf("wrote %s and %s\n", run.file(d.hypotheses_file).c_str(), run.report().c_str());
 }
 
 }  // namespace
 
 void evaluate_run(const EvaluateOptions& o) {
-  const std::string report_path = in_run(o.model.run_dir, "report.json");
-  nlohmann::json report = read_json_file(report_path);
+  const RunFolder run(o.model.run_dir);
+  if (!std::filesystem::exists(run.report())) {
+    throw std::runtime_error(run.report() + ": missing: evaluate adds to the report that `trepro train` writes");
+  }
   const TranslationModel t = o.model.load();
   const DataConfig& data = t.config.data;
   if (data.dataset != Dataset::multi30k && data.dataset != Dataset::parallel) {
-    throw std::invalid_argument(in_run(o.model.run_dir, "config.json") +
-                                ": data.dataset: evaluate decodes a corpus (multi30k or parallel)");
+    throw std::invalid_argument(run.config() + ": data.dataset: evaluate decodes a corpus (multi30k or parallel)");
   }
   const ParallelText text = read_split(corpus_spec(t.config, o.data_dir), o.split);
-  std::vector<std::vector<std::int64_t>> sources;
-  for (const std::string& line : text.source) sources.push_back(t.encode_source(line));
-  std::vector<std::string> hypotheses;
-  for (const Hypothesis& h : translate_all(*t.model, sources, t.tokens(), o.search)) hypotheses.push_back(t.detokenize(h));
+  const std::vector<std::string> hypotheses = decode_split(t, text, o.search);
+  const std::string hypotheses_file = RunFolder::hypotheses_name(
+      o.split, std::filesystem::path(t.checkpoint).stem().string(), search_file_tag(o.search), data.target_language);
+  std::string hypotheses_text;
+  for (const std::string& h : hypotheses) hypotheses_text += h + "\n";
+  write_file_atomically(run.file(hypotheses_file), hypotheses_text);
 
-  const std::string stem = std::filesystem::path(t.checkpoint).stem().string();
-  const std::string tag = search_file_tag(o.search);
-  const std::string hyp_file = o.split + "." + stem + (tag.empty() ? "" : "." + tag) + ".hyp." + data.target_language;
-  std::string hyp_text;
-  for (const std::string& h : hypotheses) hyp_text += h + "\n";
-  write_file_atomically(in_run(o.model.run_dir, hyp_file), hyp_text);
-
-  const bleu::BleuOptions sacre;
-  const bleu::BleuScore score = bleu::corpus_bleu(hypotheses, {text.target}, sacre);
-  const std::string signature = bleu::signature(sacre, 1);
-  const double tok_lc = bleu::tokenized_lowercase_bleu(hypotheses, {text.target});
-  const Perplexity ppl = split_perplexity(t, text, o.search.max_tokens);
-
-  // reports/schema.json "test": training wrote loss and perplexity of the best checkpoint; these
-  // replace them with the figures of the checkpoint decoded, so that every field is about one.
-  nlohmann::json& test = report["test"];
-  test["split"] = o.split;
-  test["checkpoint"] = relative_to_run(o.model.run_dir, t.checkpoint);
-  test["checkpoint_step"] = t.checkpoint_step;
-  test["loss"] = ppl.loss;
-  test["perplexity"] = std::exp(ppl.loss);
-  test["bleu"] = score.score;
-  test["bleu_signature"] = signature;
-  test["bleu_tok_lc"] = tok_lc;
-  test.erase("bleu_paper_wmt14");
-  test.erase("bleu_paper_wmt14_signature");
-  test["hypotheses_file"] = hyp_file;
-  test["decoding"] = {{"search", describe(o.search)},
-                      {"greedy", o.search.greedy},
-                      {"beam", o.search.greedy ? 1 : o.search.beam},
-                      {"length_penalty_alpha", o.search.alpha},
-                      {"beam_stop", to_string(o.search.beam_stop)},
-                      {"max_extra", o.search.max_extra},
-                      {"sentences", hypotheses.size()},
-                      {"bleu_verbose", bleu::verbose_score(score)},
-                      {"bleu_tok_lc_tokens", "13a tokens of lower-cased lines (torchtext bleu_score, unsmoothed)"},
-                      {"loss_target_tokens", ppl.tokens},
-                      {"loss_skipped_pairs", ppl.skipped_pairs}};
-  if (o.paper_wmt14) {
-    const bleu::MosesLanguage language = bleu::moses_language(data.target_language, "data.target_language");
-    const bleu::BleuScore paper = bleu::paper_wmt14_bleu(hypotheses, {text.target}, language);
-    test["bleu_paper_wmt14"] = paper.score;
-    test["bleu_paper_wmt14_signature"] = bleu::paper_wmt14_signature(language, 1);
-    test["decoding"]["bleu_paper_wmt14_verbose"] = bleu::format_multi_bleu(paper);
-    std::printf("paper's BLEU (%s): %s\n", test["bleu_paper_wmt14_signature"].get<std::string>().c_str(),
-                bleu::format_multi_bleu(paper).c_str());
-  }
-  write_file_atomically(report_path, report.dump(1) + "\n");
-
-  std::printf("%s %s->%s with %s (%s)\n", o.split.c_str(), data.source_language.c_str(),
-              data.target_language.c_str(), t.checkpoint.c_str(), describe(o.search).c_str());
-  std::printf("BLEU|%s = %.2f %s\n", signature.c_str(), score.score, bleu::verbose_score(score).c_str());
-  std::printf("tokenized lower-cased BLEU = %.2f\n", tok_lc);
-  std::printf("loss %.4f  perplexity %.3f  (%lld target tokens, %lld pairs past max_len skipped)\n", ppl.loss,
-              std::exp(ppl.loss), static_cast<long long>(ppl.tokens), static_cast<long long>(ppl.skipped_pairs));
-  std::printf("wrote %s and %s\n", in_run(o.model.run_dir, hyp_file).c_str(), report_path.c_str());
+  const SplitLoss loss = split_loss(t, text, o.search.max_tokens);
+  const TestDecoding decoding = score_decoding(o, t, hypotheses, text, loss, hypotheses_file);
+  record_decoded_test(run, {o.split, run.relative(t.checkpoint), t.checkpoint_step, loss.loss.loss}, decoding);
+  print_evaluation(o, t, decoding, loss, run);
 }
 
 void add_evaluate_command(CLI::App& app) {

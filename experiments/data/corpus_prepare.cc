@@ -237,7 +237,7 @@ Vocabulary make_vocabulary(const Config& config, const CorpusSpec& spec, const s
 nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, const std::string& given_vocabulary,
                               const fs::path& dir, const RateProgress::Note& note) {
   nlohmann::json inputs = input_files(spec);
-  const std::string vocabulary_path = (dir / "vocab.model").string();
+  const std::string vocabulary_path = (dir / kPreparedVocabularyFile).string();
   const Vocabulary vocabulary = make_vocabulary(config, spec, given_vocabulary, vocabulary_path, note);
   if (vocabulary.size() != config.model.vocab_size) {
     throw std::runtime_error(vocabulary_path + ": has " + std::to_string(vocabulary.size()) +
@@ -257,8 +257,8 @@ nlohmann::json write_prepared(const Config& config, const CorpusSpec& spec, cons
   const nlohmann::json manifest = {{"format", "trepro-prepared-corpus/1"},
                                    {"settings", prepared_settings(config, spec)},
                                    {"inputs", std::move(inputs)},
-                                   {"vocabulary", {{"file", "vocab.model"},
-                                                   {"sha256", files["vocab.model"]["sha256"]},
+                                   {"vocabulary", {{"file", kPreparedVocabularyFile},
+                                                   {"sha256", files[kPreparedVocabularyFile]["sha256"]},
                                                    {"pieces", vocabulary.size()}}},
                                    {"token_type", wide ? "int32" : "uint16"},
                                    {"splits", splits},

@@ -187,6 +187,6 @@ PreparedCorpus PreparedCorpus::open_checked(const std::string& dir, const std::s
 
 std::shared_ptr<const PreparedSplit> PreparedCorpus::split(const std::string& name) const { return splits_.at(name); }
 
-std::string PreparedCorpus::vocabulary_path() const { return (std::filesystem::path(dir_) / "vocab.model").string(); }
+std::string PreparedCorpus::vocabulary_path() const { return (std::filesystem::path(dir_) / kPreparedVocabularyFile).string(); }
 
 }  // namespace trepro

@@ -66,6 +66,9 @@ class PreparedSplit : public PairTable {
   bool wide_;  // int32 ids, else uint16
 };
 
+// The prepared folder's sentencepiece model, beside its manifest.
+inline constexpr const char* kPreparedVocabularyFile = "vocab.model";
+
 class PreparedCorpus {
  public:
   // Checks `dir` against `config`: throws std::runtime_error naming dir/manifest.json when it was

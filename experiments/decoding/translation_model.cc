@@ -1,21 +1,17 @@
 #include "experiments/decoding/translation_model.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/safetensors.h"
+#include "experiments/run_folder/run_folder.h"
 #include "experiments/training/checkpoint.h"
 
 namespace trepro {
 
 namespace {
-
-std::string in_run(const std::string& run_dir, const std::string& name) {
-  return (std::filesystem::path(run_dir) / name).string();
-}
 
 // The weights to load: a named file, the average of the last N step checkpoints (written once
 // to RUN/checkpoints/average_last_N.safetensors), or the best checkpoint.
@@ -24,35 +20,36 @@ std::string weights_path(const TranslationModelSource& o) {
     throw std::invalid_argument("give --checkpoint or --average, not both");
   }
   if (!o.checkpoint.empty()) return o.checkpoint;
+  const RunFolder run(o.run_dir);
   if (o.average > 0) {
-    const std::vector<StepCheckpoint> all = list_step_checkpoints(o.run_dir);
+    const std::vector<StepCheckpoint> all = run.step_checkpoints();
     if (static_cast<std::int64_t>(all.size()) < o.average) {
-      throw std::runtime_error(checkpoint_dir(o.run_dir) + ": --average " + std::to_string(o.average) + " needs " +
+      throw std::runtime_error(run.checkpoints() + ": --average " + std::to_string(o.average) + " needs " +
                                std::to_string(o.average) + " step checkpoints, found " + std::to_string(all.size()));
     }
     std::vector<std::string> paths;
     for (auto it = all.end() - o.average; it != all.end(); ++it) paths.push_back(it->path);
-    const std::string out = in_run(checkpoint_dir(o.run_dir), "average_last_" + std::to_string(o.average) + "_to_" +
-                                                                  std::to_string(all.back().step) + ".safetensors");
+    const std::string out = run.average_checkpoint(o.average, all.back().step);
     average_checkpoints(paths, out);
     return out;
   }
-  return best_checkpoint_path(o.run_dir);
+  return run.best_checkpoint();
 }
 
 }  // namespace
 
 TranslationModel load_translation_model(const TranslationModelSource& o,
                                         const std::function<std::unique_ptr<Backend>()>& make_backend) {
+  const RunFolder run(o.run_dir);
   TranslationModel t;
-  t.config = load_config(in_run(o.run_dir, "config.json"));
+  t.config = load_config(run.config());
   if (t.config.model.architecture != Architecture::encoder_decoder) {
-    throw std::invalid_argument(in_run(o.run_dir, "config.json") + ": model.architecture: translation needs "
+    throw std::invalid_argument(run.config() + ": model.architecture: translation needs "
                                 "encoder_decoder, this run is " + to_string(t.config.model.architecture));
   }
-  t.vocabulary = std::make_unique<Vocabulary>(Vocabulary::load(in_run(o.run_dir, "vocab.model")));
+  t.vocabulary = std::make_unique<Vocabulary>(Vocabulary::load(run.vocabulary()));
   if (t.vocabulary->size() != t.config.model.vocab_size) {
-    throw std::runtime_error(in_run(o.run_dir, "vocab.model") + ": " + std::to_string(t.vocabulary->size()) +
+    throw std::runtime_error(run.vocabulary() + ": " + std::to_string(t.vocabulary->size()) +
                              " pieces, but model.vocab_size is " + std::to_string(t.config.model.vocab_size));
   }
   t.backend = make_backend();

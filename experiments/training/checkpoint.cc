@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 
 #include "core/safetensors.h"
@@ -115,30 +114,6 @@ std::int64_t recorded_step(const SafetensorsFile& file, const std::string& path)
 SafetensorsFile without_optimizer_state(SafetensorsFile file) {
   std::erase_if(file.tensors, [](const auto& entry) { return is_optimizer_state(entry.first); });
   return file;
-}
-
-std::string checkpoint_dir(const std::string& run_dir) { return (std::filesystem::path(run_dir) / "checkpoints").string(); }
-
-std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step) {
-  return (std::filesystem::path(checkpoint_dir(run_dir)) / ("step_" + std::to_string(step) + ".safetensors")).string();
-}
-
-std::string best_checkpoint_path(const std::string& run_dir) {
-  return (std::filesystem::path(checkpoint_dir(run_dir)) / "best.safetensors").string();
-}
-
-std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir) {
-  std::vector<StepCheckpoint> found;
-  const std::filesystem::path dir = checkpoint_dir(run_dir);
-  if (!std::filesystem::is_directory(dir)) return found;
-  static const std::regex pattern("step_([0-9]+)\\.safetensors");
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) found.push_back({std::stoll(match[1].str()), entry.path().string()});
-  }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  return found;
 }
 
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out) {

@@ -5,7 +5,7 @@
 // (seed, step, micro-batch) (model/context.h), so these are the whole state of a run: resuming from step N continues
 // bit-identically to a run never interrupted.
 //
-// Run folder layout: RUN/checkpoints/step_<N>.safetensors, RUN/checkpoints/best.safetensors.
+// Where checkpoints live in a run folder: experiments/run_folder/run_folder.h.
 #pragma once
 
 #include <cstdint>
@@ -42,9 +42,6 @@ CheckpointState load_checkpoint(const std::string& path, Transformer& model, Ada
 // decoding and `forward --weights` read a step checkpoint as they read an average.
 SafetensorsFile without_optimizer_state(SafetensorsFile file);
 
-std::string checkpoint_dir(const std::string& run_dir);
-std::string step_checkpoint_path(const std::string& run_dir, std::int64_t step);
-std::string best_checkpoint_path(const std::string& run_dir);
 // Where a checkpoint was written and the best validation then, from its metadata (the header
 // alone), checked as load_checkpoint checks it: for best.safetensors, step = best_step, the
 // validation that chose it.
@@ -56,13 +53,6 @@ CheckpointProgress checkpoint_progress(const std::string& path);
 // The step a weights file's metadata records, checked as load_checkpoint checks it; 0 when it
 // records none (an average of checkpoints).
 std::int64_t recorded_step(const SafetensorsFile& file, const std::string& path);
-
-struct StepCheckpoint {
-  std::int64_t step;
-  std::string path;
-};
-// RUN/checkpoints/step_<N>.safetensors, by increasing N.
-std::vector<StepCheckpoint> list_step_checkpoints(const std::string& run_dir);
 
 // The element-wise mean of the parameters (not the Adam moments) of `paths`, computed in double
 // and written in the first file's dtype to `out` (atomically), with their recipe_hash. Every

@@ -4,16 +4,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/training/checkpoint.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 
 namespace fs = std::filesystem;
 
-Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
-  const std::string saved = (fs::path(o.run_dir) / "config.json").string();
-  const bool starts_fresh = o.resume && !fs::exists(saved) && !o.config_path.empty() &&
-                            list_step_checkpoints(o.run_dir).empty();
+RunConfig run_config(const TrainRunOptions& o) {
+  const RunFolder run(o.run_dir);
+  const std::string saved = run.config();
+  const bool starts_fresh = o.resume && !fs::exists(saved) && !o.config_path.empty() && run.step_checkpoints().empty();
   Config config;
   if (o.resume && !starts_fresh) {
     if (!fs::exists(saved)) throw std::runtime_error(saved + ": missing: nothing to resume");
@@ -30,11 +30,11 @@ Config run_config(const TrainRunOptions& o, std::int64_t& planned_steps) {
     }
     config = load_config(o.config_path);
   }
-  planned_steps = config.train.max_steps;
+  const std::int64_t planned_steps = config.train.max_steps;
   if (o.max_steps) config.train.max_steps = *o.max_steps;
   if (o.validate_every) config.train.validate_every = *o.validate_every;
   if (o.checkpoint_every) config.train.checkpoint_every = *o.checkpoint_every;
-  return config;
+  return {config, planned_steps};
 }
 
 std::string recipe_hash(Config config) {

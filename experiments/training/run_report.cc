@@ -162,6 +162,21 @@ void check_history_steps(const nlohmann::json& steps, const std::string& source)
 
 }  // namespace
 
+namespace {
+
+// The test fields an earlier report holds (an unreadable one holds none: it is rewritten).
+nlohmann::json previous_test_fields(const RunFolder& folder) {
+  try {
+    const std::optional<nlohmann::json> report = folder.read_report();
+    const nlohmann::json test = report ? report->value("test", nlohmann::json::object()) : nlohmann::json::object();
+    return test.is_object() ? test : nlohmann::json::object();
+  } catch (const std::runtime_error&) {  // not JSON, or not an object
+    return nlohmann::json::object();
+  }
+}
+
+}  // namespace
+
 nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source) {
   if (!report.is_object()) {
     throw std::runtime_error(source + ": expected a run report (a JSON object), got " + report.type_name());
@@ -184,25 +199,8 @@ nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& sou
   return report;
 }
 
-namespace {
-
-// The test fields an earlier report.json holds (an unreadable one holds none: it is rewritten).
-nlohmann::json previous_test_fields(const std::string& path) {
-  if (!std::filesystem::exists(path)) return nlohmann::json::object();
-  try {
-    nlohmann::json test = read_json_file(path).value("test", nlohmann::json::object());
-    return test.is_object() ? test : nlohmann::json::object();
-  } catch (const JsonInputError&) {
-    return nlohmann::json::object();
-  } catch (const nlohmann::json::exception&) {  // not an object
-    return nlohmann::json::object();
-  }
-}
-
-}  // namespace
-
-void write_run_report(const std::string& path, nlohmann::json run, const RunHistory& history, const Backend& backend) {
-  nlohmann::json test = previous_test_fields(path);
+void write_run_report(const RunFolder& folder, nlohmann::json run, const RunHistory& history, const Backend& backend) {
+  nlohmann::json test = previous_test_fields(folder);
   test.update(run.value("test", nlohmann::json::object()));
   double seconds = 0.0;
   std::int64_t tokens = 0;
@@ -220,7 +218,7 @@ void write_run_report(const std::string& path, nlohmann::json run, const RunHist
                        {"target_tokens", tokens},
                        {"target_tokens_per_second", seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0}};
   report["peak_memory_bytes"] = peak_memory_bytes();
-  write_file_atomically(path, report.dump(2) + "\n");
+  folder.write_report(report);
 }
 
 }  // namespace trepro

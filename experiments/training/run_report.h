@@ -13,6 +13,7 @@
 
 #include "core/backend.h"
 #include "core/config.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 
@@ -52,8 +53,8 @@ nlohmann::json build_facts(const Backend& backend);
 
 // Completes `run` (status, config, config_hash, seed, data, best, test, resumed and maybe error,
 // from the training loop) with the build facts, the history, timings over the whole run and
-// the peak memory, and writes it to `path` atomically. The `test` fields of an existing report
+// the peak memory, and writes it as the folder's report. The `test` fields of an existing report
 // that `run` does not set (BLEU from decoding) are kept.
-void write_run_report(const std::string& path, nlohmann::json run, const RunHistory& history, const Backend& backend);
+void write_run_report(const RunFolder& folder, nlohmann::json run, const RunHistory& history, const Backend& backend);
 
 }  // namespace trepro

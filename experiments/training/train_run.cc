@@ -13,10 +13,13 @@
 #include "core/safetensors.h"
 #include "distributed/single_process_communicator.h"
 #include "distributed/world.h"
+#include "experiments/run_folder/report_sections.h"
+#include "experiments/run_folder/run_folder.h"
 #include "experiments/training/checkpoint.h"
 #include "experiments/training/progress.h"
 #include "experiments/training/run_config.h"
 #include "experiments/training/run_report.h"
+#include "experiments/training/run_resume.h"
 #include "experiments/training/training_data.h"
 #include "model/trainer.h"
 
@@ -26,8 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string in_run(const std::string& run_dir, const std::string& name) { return (fs::path(run_dir) / name).string(); }
 
 std::string number(double value, int digits) {
   std::ostringstream text;
@@ -39,9 +40,11 @@ class Run {
  public:
   Run(const TrainRunOptions& o)
       : o_(o),
+        run_(o.run_dir),
         comm_(o.comm != nullptr ? *o.comm : single_),
         writes_(comm_.rank() == 0),
-        config_(run_config(o, planned_steps_)),
+        plan_(run_config(o)),
+        config_(plan_.config),
         backend_(o.make_backend()),
         model_(config_.model, *backend_) {
     // Before anything is written: a backend without train.precision's mode stops the run here.
@@ -51,9 +54,9 @@ class Run {
     // Every rank has read the run folder (run_config) before rank 0 writes to it.
     comm_.barrier();
     if (writes_) {
-      fs::create_directories(o.run_dir);
-      progress_ = std::make_unique<Progress>(in_run(o.run_dir, "train.log"), o.log_every);
-      for (const std::string& folder : {o.run_dir, checkpoint_dir(o.run_dir)}) {
+      fs::create_directories(run_.root());
+      progress_ = std::make_unique<Progress>(run_.train_log(), o.log_every);
+      for (const std::string& folder : {run_.root().string(), run_.checkpoints()}) {
         if (const int removed = remove_stale_temporaries(folder)) {
           note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
         }
@@ -61,7 +64,7 @@ class Run {
       // The data before config.json: a missing data folder must not leave a config.json that
       // marks the run folder as in use.
       open_data();
-      save_config(config_, in_run(o.run_dir, "config.json"));
+      save_config(config_, run_.config());
     }
     // The other ranks reuse the vocabulary rank 0 trained into the run folder, and rank 0 waits
     // for their corpora before the first collective with a deadline.
@@ -73,7 +76,7 @@ class Run {
     state_.config_hash = config_hash(config_);
     state_.recipe_hash = recipe_hash(config_);
     if (o.resume) resume();
-    if (writes_) history_ = RunHistory::load(in_run(o.run_dir, "history.jsonl"), state_.step);
+    if (writes_) history_ = RunHistory::load(run_.history(), state_.step);
     agree_on_patience();
   }
 
@@ -112,7 +115,7 @@ class Run {
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
       if (writes_) {
-        history_.append(history_path(), "step",
+        history_.append(run_.history(), "step",
                         {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
                          {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}});
         progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
@@ -155,7 +158,6 @@ class Run {
   }
 
   bool exhausted() const { return config_.data.epochs > 0 && state_.position.epoch > config_.data.epochs; }
-  std::string history_path() const { return in_run(o_.run_dir, "history.jsonl"); }
   // Derived from the validation history and the best step, which --resume restores together
   // (both as of the last checkpoint), so the count survives an interruption.
   bool out_of_patience() const {
@@ -175,58 +177,21 @@ class Run {
   // checkpoints add their share on top).
   void note_estimate(double seconds, std::int64_t steps) {
     const double per_step = seconds / static_cast<double>(steps);
-    const std::int64_t planned = estimated_last_step(planned_steps_);
+    const std::int64_t planned = estimated_last_step(plan_.planned_steps);
     progress_->note("pace: " + number(per_step, 3) + " s/step over " + std::to_string(steps) + " steps; the planned " +
                     std::to_string(planned) + " steps would take " + format_duration(per_step * static_cast<double>(planned)) +
                     " here");
   }
 
   void resume() {
-    const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
-    if (found.empty()) {
-      // Killed before its first checkpoint: nothing to continue, so the run starts over from its
-      // config; what that session wrote (history, best.safetensors, report.json) is replaced
-      // as the same steps are recomputed.
-      note("resume: no step_<N>.safetensors in " + checkpoint_dir(o_.run_dir) +
-                      " yet: starting the run over from step 0 with " + in_run(o_.run_dir, "config.json"));
-      return;
-    }
-    const CheckpointState loaded = load_checkpoint(found.back().path, model_, trainer_->optimizer());
-    if (loaded.seed != config_.train.seed) {
-      throw std::runtime_error(found.back().path + ": seed " + std::to_string(loaded.seed) + " but the config has " +
-                               std::to_string(config_.train.seed));
-    }
-    state_ = loaded;
+    ResumedState resumed = resume_from_checkpoints(run_, model_, trainer_->optimizer(), config_.train.seed, writes_,
+                                                   [this](const std::string& text) { note(text); });
+    if (!resumed.resumed) return;
+    state_ = resumed.state;
     resumed_ = true;
-    if (writes_) adopt_newer_best_checkpoint();
     state_.config_hash = config_hash(config_);
     state_.recipe_hash = recipe_hash(config_);
     trainer_->set_steps_done(state_.step);
-    note("resumed from " + found.back().path + " (step " + std::to_string(state_.step) + ", epoch " +
-                    std::to_string(state_.position.epoch) + ")");
-  }
-
-  // A session killed between a validation and the next step checkpoint may have written
-  // best.safetensors past the restored step. Its weights and loss are those a replay of that
-  // validation recomputes bit for bit, so the run adopts them as its best: the report, its test
-  // and the file then agree however far this session goes (fewer --steps, another backend).
-  // Unreadable, it is derived data: set aside, and the restored best stands.
-  void adopt_newer_best_checkpoint() {
-    const std::string best = best_checkpoint_path(o_.run_dir);
-    if (!fs::exists(best)) return;
-    CheckpointProgress written;
-    try {
-      written = checkpoint_progress(best);
-    } catch (const std::exception& e) {
-      rename_durably(best, best + ".unreadable");
-      note("resume: " + best + " set aside as " + best + ".unreadable (" + e.what() + ")");
-      return;
-    }
-    if (written.step <= state_.step || written.best_validation_loss >= state_.best_validation_loss) return;
-    state_.best_step = written.best_step;
-    state_.best_validation_loss = written.best_validation_loss;
-    note("resume: " + best + " of step " + std::to_string(written.step) + ", past step " +
-         std::to_string(state_.step) + " (a validation after the last step checkpoint), stays the best");
   }
 
   void validate() {
@@ -236,13 +201,13 @@ class Run {
 
   void validate_and_report() {
     const double loss = data_->validation_loss(model_);
-    history_.append(history_path(), "validation", {{"step", state_.step}, {"loss", loss}, {"perplexity", std::exp(loss)}});
+    history_.append(run_.history(), "validation", {{"step", state_.step}, {"loss", loss}, {"perplexity", std::exp(loss)}});
     std::string text = "validation step " + std::to_string(state_.step) + ": loss " + number(loss, 4) + "  ppl " +
                        number(std::exp(loss), 2);
     if (loss < state_.best_validation_loss) {
       state_.best_validation_loss = loss;
       state_.best_step = state_.step;
-      save_checkpoint(best_checkpoint_path(o_.run_dir), model_, trainer_->optimizer(), state_);
+      save_checkpoint(run_.best_checkpoint(), model_, trainer_->optimizer(), state_);
       text += "  (best)";
     }
     progress_->note(text);
@@ -250,10 +215,10 @@ class Run {
   }
 
   void checkpoint() {
-    const std::string path = step_checkpoint_path(o_.run_dir, state_.step);
+    const std::string path = run_.step_checkpoint(state_.step);
     save_checkpoint(path, model_, trainer_->optimizer(), state_);
     progress_->note("checkpoint " + path);
-    const std::vector<StepCheckpoint> kept = list_step_checkpoints(o_.run_dir);
+    const std::vector<StepCheckpoint> kept = run_.step_checkpoints();
     const auto keep = static_cast<std::size_t>(config_.train.keep_checkpoints);
     // The newest are kept: resuming and averaging read those.
     for (std::size_t i = 0; keep > 0 && i + keep < kept.size(); ++i) fs::remove(kept[i].path);
@@ -267,7 +232,7 @@ class Run {
   }
 
   void report_non_finite(const std::string& what) {
-    const std::vector<StepCheckpoint> found = list_step_checkpoints(o_.run_dir);
+    const std::vector<StepCheckpoint> found = run_.step_checkpoints();
     const std::string kept = found.empty() ? "no checkpoint was written yet" : "the last good checkpoint is " + found.back().path;
     const std::string message = what + "; training stopped, " + kept;
     progress_->note(message);
@@ -275,27 +240,25 @@ class Run {
   }
 
   void finish(const std::string& status) {
-    nlohmann::json test = nlohmann::json::object();
-    if (state_.best_step > 0 && !fs::exists(best_checkpoint_path(o_.run_dir))) {
-      progress_->note("no test: " + best_checkpoint_path(o_.run_dir) + " (the best, step " +
-                      std::to_string(state_.best_step) + ") is missing");
-    } else if (state_.best_step > 0) {
-      // Test perplexity of the best checkpoint: the weights decoding uses by default.
-      SafetensorsFile best = read_safetensors(best_checkpoint_path(o_.run_dir));
-      std::erase_if(best.tensors, [](const auto& entry) { return entry.first.starts_with("adam."); });
-      model_.parameters().load(*backend_, best, best_checkpoint_path(o_.run_dir));
-      if (const std::optional<double> loss = data_->test_loss(model_)) {
-        test = {{"split", data_->describe().value("test_split", "test")},
-                {"checkpoint", "checkpoints/best.safetensors"},
-                {"checkpoint_step", state_.best_step},
-                {"loss", *loss},
-                {"perplexity", std::exp(*loss)}};
-        progress_->note("test (best checkpoint, step " + std::to_string(state_.best_step) + "): loss " +
-                        number(*loss, 4) + "  ppl " + number(std::exp(*loss), 2));
-      }
+    const std::optional<TestLoss> test = test_best_checkpoint();
+    write_report(status, {}, test ? test_loss_json(*test) : nlohmann::json::object());
+    progress_->note("wrote " + run_.report());
+  }
+
+  // Test perplexity of the best checkpoint: the weights decoding uses by default.
+  std::optional<TestLoss> test_best_checkpoint() {
+    if (state_.best_step == 0) return std::nullopt;
+    const std::string best_path = run_.best_checkpoint();
+    if (!fs::exists(best_path)) {
+      progress_->note("no test: " + best_path + " (the best, step " + std::to_string(state_.best_step) + ") is missing");
+      return std::nullopt;
     }
-    write_report(status, {}, test);
-    progress_->note("wrote " + in_run(o_.run_dir, "report.json"));
+    model_.parameters().load(*backend_, without_optimizer_state(read_safetensors(best_path)), best_path);
+    const std::optional<double> loss = data_->test_loss(model_);
+    if (!loss) return std::nullopt;
+    progress_->note("test (best checkpoint, step " + std::to_string(state_.best_step) + "): loss " + number(*loss, 4) +
+                    "  ppl " + number(std::exp(*loss), 2));
+    return TestLoss{data_->describe().value("test_split", "test"), run_.relative(best_path), state_.best_step, *loss};
   }
 
   void write_report(const std::string& status, const nlohmann::json& error, const nlohmann::json& test = {}) {
@@ -305,9 +268,7 @@ class Run {
         {"config_hash", config_hash(config_)},
         {"seed", config_.train.seed},
         {"data", data_->describe()},
-        {"best", {{"step", state_.best_step},
-                  {"validation_loss", state_.best_step > 0 ? nlohmann::json(state_.best_validation_loss) : nlohmann::json()},
-                  {"checkpoint", "checkpoints/best.safetensors"}}},
+        {"best", best_section_json(run_, {state_.best_step, state_.best_validation_loss})},
         {"test", test.is_object() ? test : nlohmann::json::object()},
         {"resumed", resumed_},
         {"stopped_early", out_of_patience()},
@@ -315,16 +276,17 @@ class Run {
     };
     if (!batches_read_per_rank_.is_null()) report["batches_read_per_rank"] = batches_read_per_rank_;
     if (!error.empty()) report["error"] = error;
-    write_run_report(in_run(o_.run_dir, "report.json"), std::move(report), history_, *backend_);
+    write_run_report(run_, std::move(report), history_, *backend_);
   }
 
   const TrainRunOptions& o_;
+  const RunFolder run_;
   SingleProcessCommunicator single_;  // comm_ when the options name none
   Communicator& comm_;
   bool writes_;  // rank 0: the run folder, the log and the report are its alone
   bool patience_spent_ = false;  // out_of_patience(), as rank 0 sees it
-  std::int64_t planned_steps_ = 0;  // declared before config_, which run_config initializes with it
-  Config config_;
+  const RunConfig plan_;
+  const Config& config_;  // plan_.config
   std::unique_ptr<Backend> backend_;
   Transformer model_;
   std::unique_ptr<Communicator> gradient_comm_;  // NCCL for cuda ranks; null: comm_

@@ -11,6 +11,7 @@
 #include "experiments/data/sentence_sample.h"
 #include "experiments/data/token_batches.h"
 #include "experiments/data/vocabulary.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 
@@ -110,7 +111,7 @@ class CorpusData : public TrainingData {
   CorpusData(const Config& config, const std::string& run_dir, const std::string& data_dir,
              const std::string& prepared_dir, const std::function<void(const std::string&)>& note)
       : config_(config), spec_(corpus_layout(config)) {
-    const std::string model_path = (std::filesystem::path(run_dir) / "vocab.model").string();
+    const std::string model_path = RunFolder(run_dir).vocabulary();
     if (!prepared_dir.empty()) {
       const PreparedCorpus corpus = PreparedCorpus::open(prepared_dir, config);
       vocabulary_ = std::make_unique<Vocabulary>(prepared_vocabulary(corpus, model_path));
@@ -228,16 +229,19 @@ class CorpusData : public TrainingData {
 
 }  // namespace
 
-double mean_loss(Transformer& model, const std::vector<Batch>& batches) {
+TokenLoss token_loss(Transformer& model, const std::vector<Batch>& batches) {
   double weighted = 0.0;
-  std::int64_t tokens = 0;
+  TokenLoss result;
   for (const Batch& batch : batches) {
     model.forward(batch);
     weighted += model.loss(batch.labels, 0.0, SmoothingForm::uniform) * static_cast<double>(model.loss_tokens());
-    tokens += model.loss_tokens();
+    result.tokens += model.loss_tokens();
   }
-  return tokens == 0 ? 0.0 : weighted / static_cast<double>(tokens);
+  result.loss = result.tokens == 0 ? 0.0 : weighted / static_cast<double>(result.tokens);
+  return result;
 }
+
+double mean_loss(Transformer& model, const std::vector<Batch>& batches) { return token_loss(model, batches).loss; }
 
 std::unique_ptr<TrainingData> TrainingData::open(const Config& config, const std::string& run_dir,
                                                  const std::string& data_dir, const std::string& prepared_dir,

@@ -53,7 +53,13 @@ class TrainingData {
   virtual nlohmann::json describe() const = 0;
 };
 
-// Mean cross-entropy per non-pad label over `batches` (no label smoothing, dropout off).
+// Mean cross-entropy per non-pad label over `batches` (no label smoothing, dropout off), and the
+// labels it is the mean over.
+struct TokenLoss {
+  double loss = 0.0;
+  std::int64_t tokens = 0;
+};
+TokenLoss token_loss(Transformer& model, const std::vector<Batch>& batches);
 double mean_loss(Transformer& model, const std::vector<Batch>& batches);
 
 }  // namespace trepro

@@ -204,18 +204,6 @@ namespace trepro::cpu {
 HWY_EXPORT(attention_forward_kernel);
 HWY_EXPORT(attention_backward_kernel);
 
-namespace {
-
-// The problem that checked dims (core/backend_checks.h) describe.
-AttentionProblem attention_problem(const checks::AttentionDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                                   const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout) {
-  return {q.data<float>(), k.data<float>(), v.data<float>(),
-          key_padding != nullptr ? key_padding->data<std::int32_t>() : nullptr,
-          d.batch, d.tq, d.tk, d.heads, d.dk, d.dv, causal, static_cast<float>(scale), dropout};
-}
-
-}  // namespace
-
 void CpuBackend::attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
                                    const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
                                    Tensor& out, Tensor& lse) {

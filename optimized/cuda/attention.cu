@@ -28,7 +28,7 @@ constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 // exp(s - max) over keys [0, 32 (t + 1)), and acc the dropped, unnormalized output over the same
 // keys relative to the same max. Tiles are loaded by the whole block between two barriers that
 // every warp reaches (warps without a query skip only the arithmetic).
-template <int kCols> __global__ void attention_forward_tiles(AttentionArgs a, float* out, float* lse) {
+template <int kCols> __global__ void attention_forward_tiles(AttentionProblem a, float* out, float* lse) {
   extern __shared__ float shared[];
   const AttentionQueryShared layout = attention_query_shared(a.dk, a.dv, false);
   float* q_rows = shared;
@@ -89,7 +89,7 @@ template <int kCols> __global__ void attention_forward_tiles(AttentionArgs a, fl
 // values read from global memory: each is used once) with its own running softmax, as
 // attention_forward_tiles; then every thread merges the 4 warps' states (softmax_merge) for its
 // output columns. Invariant: a warp's saved (max, sum, partial) describe exactly its own keys.
-template <int kCols> __global__ void attention_decode(AttentionArgs a, float* out, float* lse) {
+template <int kCols> __global__ void attention_decode(AttentionProblem a, float* out, float* lse) {
   extern __shared__ float shared[];
   const std::int64_t stride = attention_decode_warp_stride(a.dv);
   float* q_row = shared;
@@ -155,32 +155,11 @@ template <int kCols> __global__ void attention_decode(AttentionArgs a, float* ou
 
 }  // namespace
 
-AttentionArgs attention_args(const checks::AttentionDims& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout) {
-  AttentionArgs a{};
-  a.q = q.data<float>();
-  a.k = k.data<float>();
-  a.v = v.data<float>();
-  a.key_padding = key_padding ? key_padding->data<std::int32_t>() : nullptr;
-  a.batch = d.batch;
-  a.heads = d.heads;
-  a.tq = d.tq;
-  a.tk = d.tk;
-  a.dk = d.dk;
-  a.dv = d.dv;
-  a.scale = static_cast<float>(scale);
-  a.causal = causal;
-  a.dropout_key = dropout.key;
-  a.dropout_p = dropout.p;
-  a.kept_scale = static_cast<float>(1.0 / (1.0 - dropout.p));
-  return a;
-}
-
 void CudaBackend::attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
                                     const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout,
                                     Tensor& out, Tensor& lse) {
   constexpr const char* op = "attention_forward";
-  const AttentionArgs a = attention_args(
+  const AttentionProblem a = attention_problem(
       checks::attention_forward_dims(DType::f32, Device::cuda, q, k, v, heads, key_padding, dropout, out, lse), q, k, v,
       key_padding, causal, scale, dropout);
   float* out_data = out.data<float>();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/attention_problem.h"
 #include "core/backend.h"
 #include "core/backend_checks.h"
 #include "optimized/cuda/attention_math.h"
@@ -13,21 +14,6 @@
 
 namespace trepro::cuda {
 
-// Everything a kernel needs about one attention call; q [B, Tq, H*Dk], k [B, Tk, H*Dk],
-// v [B, Tk, H*Dv]; lse and delta [B, H, Tq]; key_padding [B, Tk] or null.
-struct AttentionArgs {
-  const float* q;
-  const float* k;
-  const float* v;
-  const std::int32_t* key_padding;
-  std::int64_t batch, heads, tq, tk, dk, dv;
-  float scale;
-  bool causal;
-  PhiloxKey dropout_key;
-  double dropout_p;  // 0: off
-  float kept_scale;  // 1 / (1 - p)
-};
-
 // Offsets of row t, head h of a [B, T, H*D] tensor.
 __device__ inline std::int64_t head_offset(std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t time,
                                            std::int64_t heads, std::int64_t d) {
@@ -35,15 +21,15 @@ __device__ inline std::int64_t head_offset(std::int64_t b, std::int64_t t, std::
 }
 
 // The masked score of (i, j) from a dot product, and its dropout factor.
-__device__ inline float attention_masked_score(const AttentionArgs& a, std::int64_t b, std::int64_t i, std::int64_t j,
+__device__ inline float attention_masked_score(const AttentionProblem& a, std::int64_t b, std::int64_t i, std::int64_t j,
                                                float dot) {
   const bool padded = a.key_padding != nullptr && a.key_padding[b * a.tk + j] != 0;
   return attention_score(dot, a.scale, attention_key_visible(i, j, a.tq, a.tk, a.causal, padded));
 }
-__device__ inline float attention_dropout(const AttentionArgs& a, std::int64_t b, std::int64_t h, std::int64_t i,
+__device__ inline float attention_dropout(const AttentionProblem& a, std::int64_t b, std::int64_t h, std::int64_t i,
                                           std::int64_t j) {
-  if (a.dropout_p <= 0.0) return 1.0f;
-  return dropout_factor(a.dropout_key, a.dropout_p, a.kept_scale,
+  if (a.dropout.p <= 0.0) return 1.0f;
+  return dropout_factor(a.dropout.key, a.dropout.p, a.kept_scale,
                         attention_dropout_element(b, h, a.heads, a.tq, i, a.tk, j));
 }
 
@@ -57,11 +43,6 @@ __device__ inline void load_head_rows(const float* x, std::int64_t b, std::int64
     rows[r * stride + c] = x[head_offset(b, first + r, h, time, heads, d) + c];
   }
 }
-
-// Gathers the arguments of both directions for the kernels; `dims` are the checked ones
-// (core/backend_checks.h).
-AttentionArgs attention_args(const checks::AttentionDims& dims, const Tensor& q, const Tensor& k, const Tensor& v,
-                             const Tensor* key_padding, bool causal, double scale, const DropoutSpec& dropout);
 
 // Calls f(std::integral_constant<int, n>) for the accumulator bucket n (1, 2, 4 or 8 columns per
 // lane, attention_accumulator_bucket), so that each kernel is instantiated four times only.

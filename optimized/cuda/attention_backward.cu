@@ -41,7 +41,7 @@ __global__ void attention_delta(const float* out, const float* dout, std::int64_
 // Invariant: acc holds sum_j ds_ij k_j over the tiles seen; only keys [0, key_end) are loaded
 // (causal: no later key is visible to the block's queries), and p = 0 for every hidden key.
 template <int kCols>
-__global__ void attention_backward_queries(AttentionArgs a, const float* dout, const float* lse, const float* delta,
+__global__ void attention_backward_queries(AttentionProblem a, const float* dout, const float* lse, const float* delta,
                                            float* dq) {
   extern __shared__ float shared[];
   const AttentionQueryShared layout = attention_query_shared(a.dk, a.dv, true);
@@ -104,7 +104,7 @@ __global__ void attention_backward_queries(AttentionArgs a, const float* dout, c
 // Invariant: the query tiles start at attention_query_begin of the block's first key (causal:
 // no earlier query sees these keys), and p = 0 for every hidden (i, j).
 template <int kCols>
-__global__ void attention_backward_keys(AttentionArgs a, const float* dout, const float* lse, const float* delta,
+__global__ void attention_backward_keys(AttentionProblem a, const float* dout, const float* lse, const float* delta,
                                         float* dk, float* dv) {
   extern __shared__ float shared[];
   const AttentionKeyShared layout = attention_key_shared(a.dk, a.dv);
@@ -179,7 +179,7 @@ void CudaBackend::attention_backward(const Tensor& q, const Tensor& k, const Ten
   constexpr const char* op = "attention_backward";
   const checks::AttentionDims dims = checks::attention_backward_dims(DType::f32, Device::cuda, q, k, v, heads,
                                                                      key_padding, dropout, out, lse, dout, dq, dk, dv);
-  const AttentionArgs a = attention_args(dims, q, k, v, key_padding, causal, scale, dropout);
+  const AttentionProblem a = attention_problem(dims, q, k, v, key_padding, causal, scale, dropout);
   const std::int64_t batch_heads = a.batch * a.heads, rows = batch_heads * a.tq;
   const LaunchShape query_shape = attention_query_launch(op, batch_heads, a.tq, a.dk, a.dv, true);
   const LaunchShape key_shape = attention_key_launch(op, batch_heads, a.tk, a.dk, a.dv);
