@@ -172,7 +172,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", default=os.path.join(ROOT, "runs/decode_bench_model"),
                         help="trepro run folder (bench/run_benches.sh trains this default one)")
-    data_dir = os.environ.get("TREPRO_DATA_DIR") or os.path.join(ROOT, "..", "shared", "data")
+    # The data folder as trepro finds it: $TREPRO_DATA_DIR, else the repository's data/ (Multi30K ships there).
+    data_dir = os.environ.get("TREPRO_DATA_DIR") or os.path.join(ROOT, "data")
     parser.add_argument("--input", default=os.path.join(data_dir, "multi30k", "test_2016_flickr.de.gz"))
     parser.add_argument("--out", default=os.path.join(ROOT, "reports/bench"))
     parser.add_argument("--repeat", type=int, default=3)

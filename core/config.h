@@ -119,8 +119,8 @@ struct DataConfig {
   std::int64_t max_len_filter = 0;
   std::int64_t epochs = 0;            // >= 0; 0 = no epoch limit (synthetic data never runs out)
   // multi30k: the folder that holds multi30k/; empty: --data-dir, then $TREPRO_DATA_DIR, then
-  // <source dir>/../shared/data, then /work/shared/data. parallel: the folder of the split
-  // files (or --data-dir).
+  // <source dir>/data, the repository's own data/ (experiments/data/multi30k.h). parallel: the
+  // folder of the split files (or --data-dir).
   std::string dir;
   // copy / reverse only: sequence lengths (before EOS) and sentences per batch.
   std::int64_t min_length = 4;

@@ -5,7 +5,7 @@ Multi30K frequencies, with sentence lengths shaped like WMT14 En-De's (log-norma
 22 words, a long tail). Deterministic for a seed. Writes <out>/{train,newstest2013,newstest2014}
 .{de,en} (plain text, the parallel dataset's layout) into <out>.partial and renames that to <out>
 when every file is written, so <out> exists complete or not at all; --out must not exist yet nor
-be in /work/shared.
+be in the repository's data/ folder (the Multi30K it ships, checked by data/multi30k/SHA256SUMS).
 
   /usr/bin/python3 experiments/synthetic_corpus.py --out corpora/synthetic_wmt14   # 4.5M pairs
 """
@@ -19,6 +19,7 @@ import shutil
 import sys
 
 SPLITS = (("newstest2013", 3000), ("newstest2014", 3003))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 
 
 def word_table(path):
@@ -57,11 +58,13 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--pairs", type=int, default=4_500_000, help="training pairs (WMT14 En-De: about 4.5M)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--multi30k", default="/work/shared/data/multi30k", help="folder of train.{de,en}.gz")
+    parser.add_argument("--multi30k", default=os.path.join(ROOT, "data", "multi30k"),
+                        help="folder of train.{de,en}.gz (default: the repository's data/multi30k)")
     args = parser.parse_args()
     out = os.path.normpath(args.out)  # "corpora/x/" would otherwise give the partial folder "corpora/x/.partial"
-    if os.path.realpath(out).startswith("/work/shared"):
-        sys.exit("synthetic_corpus.py: --out must not be in /work/shared (read-only, shared data)")
+    shipped = os.path.realpath(os.path.join(ROOT, "data"))
+    if os.path.realpath(out) == shipped or os.path.realpath(out).startswith(shipped + os.sep):
+        sys.exit(f"synthetic_corpus.py: --out must not be in {shipped} (the data the repository ships)")
     # Readers (reports/corpus/measure.sh) take an existing folder for a complete corpus, so one is
     # never written into or replaced: its files may be someone's, and a corpus of another seed or
     # size would pass for the one they made.

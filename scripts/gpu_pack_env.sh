@@ -2,7 +2,8 @@
 #   source scripts/gpu_pack_env.sh PACK      then $build is PACK/build
 # Its libraries first, then the CUDA libraries this machine's toolkit holds; the tests and
 # binaries find the sources and the build by the absolute paths they were built at, so those
-# paths are made to lead here; the Multi30K data it carries becomes TREPRO_DATA_DIR.
+# paths are made to lead here, so trepro reads the working tree's data/ (Multi30K ships there);
+# a data folder the pack carries (TREPRO_DATA_DIR when it was packed) becomes TREPRO_DATA_DIR.
 gpu_pack=$(cd "$1" && pwd)
 build=$gpu_pack/build
 gpu_cublas=$(find / -xdev -name 'libcublasLt.so.*' -print -quit 2>/dev/null || true)

@@ -5,7 +5,8 @@ and tokenization, Python's re for the ##AT## compound split, and sacreBLEU with 
 and smooth_method='none' for multi-bleu.perl's formula (on Moses tokens, where no Unicode
 whitespace is left, the two count the same tokens).
 
-Files: the Multi30K test references with the committed translations under reports/ (English),
+Files: the Multi30K test references (data/multi30k/, which ships with the repository: their
+absence is a failure) with the committed translations under reports/ (English),
 and German references against seeded degradations of themselves (words dropped, swapped,
 hyphenated, abbreviations and punctuation added), plus hand-written lines for the tokenizer's
 rules. Checks the score (to 1e-9) and the hypothesis and reference lengths.
@@ -43,11 +44,15 @@ HAND_WRITTEN = [
 
 
 def find_multi30k():
-    for d in [os.environ.get("TREPRO_DATA_DIR", ""), os.path.join(HERE, "..", "..", "..", "shared", "data"),
-              "/work/shared/data"]:
-        if d and os.path.exists(os.path.join(d, "multi30k", "test_2016_flickr.de.gz")):
-            return os.path.join(d, "multi30k")
-    return None
+    """The repository's data/multi30k/ (the data ships with the project); its absence is a failure."""
+    folder = os.path.normpath(os.path.join(HERE, "..", "..", "data", "multi30k"))
+    for language in ("de", "en"):
+        path = os.path.join(folder, f"test_2016_flickr.{language}.gz")
+        if not os.path.exists(path):
+            print(f"paper_bleu_check: FAIL: {path} is missing: the Multi30K data ships with the repository "
+                  "(data/multi30k/README.md)")
+            sys.exit(1)
+    return folder
 
 
 def read_gz(path):
@@ -89,20 +94,16 @@ def main():
     data = find_multi30k()
     cases = {}
     rng = random.Random(18)
-    german = read_gz(os.path.join(data, "test_2016_flickr.de.gz")) if data else []
+    german = read_gz(os.path.join(data, "test_2016_flickr.de.gz"))
     for name, refs in {"hand": HAND_WRITTEN, "multi30k_de": german}.items():
-        if refs:
-            cases[f"{name}:de:degraded"] = ("de", refs, [degrade(line, rng) for line in refs])
-            cases[f"{name}:de:same"] = ("de", refs, refs)
+        cases[f"{name}:de:degraded"] = ("de", refs, [degrade(line, rng) for line in refs])
+        cases[f"{name}:de:same"] = ("de", refs, refs)
     cases["hand:en:degraded"] = ("en", HAND_WRITTEN, [degrade(line, rng) for line in HAND_WRITTEN])
-    if data:
-        english = read_gz(os.path.join(data, "test_2016_flickr.en.gz"))
-        for root, _, names in sorted(os.walk(os.path.join(HERE, "..", "..", "reports", "runs"))):
-            for name in sorted(n for n in names if n.startswith("test_2016_flickr.") and n.endswith(".hyp.en")):
-                with open(os.path.join(root, name), encoding="utf-8", newline="\n") as f:
-                    cases[f"real:{os.path.basename(root)}/{name}"] = ("en", english, [l.rstrip("\n") for l in f])
-    else:
-        print("paper_bleu_check: no Multi30K folder found; hand-written lines only")
+    english = read_gz(os.path.join(data, "test_2016_flickr.en.gz"))
+    for root, _, names in sorted(os.walk(os.path.join(HERE, "..", "..", "reports", "runs"))):
+        for name in sorted(n for n in names if n.startswith("test_2016_flickr.") and n.endswith(".hyp.en")):
+            with open(os.path.join(root, name), encoding="utf-8", newline="\n") as f:
+                cases[f"real:{os.path.basename(root)}/{name}"] = ("en", english, [l.rstrip("\n") for l in f])
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, (language, refs, hyps) in cases.items():

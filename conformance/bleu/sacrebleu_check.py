@@ -2,11 +2,12 @@
 """trepro bleu against sacreBLEU itself (the `sacrebleu` PyPI package, not in Debian: scripts/setup
 installs it for /usr/bin/python3).
 
-Builds hypothesis/reference files from the Multi30K test references (when the data folder is
-found) and from hand-written lines that exercise the 13a tokenizer, degrades the hypotheses with
-a seeded random generator (dropped, swapped, replaced and re-cased words, extra punctuation), and
-checks that `trepro bleu --json` gives sacreBLEU's score (to 1e-9), signature and verbose score,
-with one and two reference files, case-sensitive and lower-cased.
+Builds hypothesis/reference files from the Multi30K test references (data/multi30k/, which ships
+with the repository: their absence is a failure) and from hand-written lines that exercise the
+13a tokenizer, degrades the hypotheses with a seeded random generator (dropped, swapped, replaced
+and re-cased words, extra punctuation), and checks that `trepro bleu --json` gives sacreBLEU's
+score (to 1e-9), signature and verbose score, with one and two reference files, case-sensitive and
+lower-cased.
 
 Usage: /usr/bin/python3 sacrebleu_check.py TREPRO
 Exit 77 (ctest: skipped; a failure in CI) when sacrebleu is missing.
@@ -40,13 +41,16 @@ HAND_WRITTEN = [
 
 
 def find_multi30k():
-    here = os.path.dirname(os.path.abspath(__file__))
-    for d in [os.environ.get("TREPRO_DATA_DIR", ""), os.path.join(here, "..", "..", "..", "shared", "data"),
-              "/work/shared/data"]:
-        path = os.path.join(d, "multi30k", "test_2016_flickr.en.gz")
-        if d and os.path.exists(path):
-            return d
-    return None
+    """The repository's data/ folder, which holds multi30k/ (the data ships with the project); its
+    absence is a failure."""
+    data = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data"))
+    for language in ("de", "en"):
+        path = os.path.join(data, "multi30k", f"test_2016_flickr.{language}.gz")
+        if not os.path.exists(path):
+            print(f"sacrebleu_check: FAIL: {path} is missing: the Multi30K data ships with the repository "
+                  "(data/multi30k/README.md)")
+            sys.exit(1)
+    return data
 
 
 def read_lines(path):
@@ -103,14 +107,10 @@ def main():
     trepro = sys.argv[1]
     rng = random.Random(2024)
     corpora = {"hand": HAND_WRITTEN}
-    real = {}
     data = find_multi30k()
-    if data:
-        for lang in ["en", "de"]:
-            corpora[f"multi30k.{lang}"] = read_lines(os.path.join(data, "multi30k", f"test_2016_flickr.{lang}.gz"))
-        real = real_outputs(data)
-    else:
-        print("sacrebleu_check: Multi30K not found; hand-written lines only")
+    for lang in ["en", "de"]:
+        corpora[f"multi30k.{lang}"] = read_lines(os.path.join(data, "multi30k", f"test_2016_flickr.{lang}.gz"))
+    real = real_outputs(data)
     # (what, hypotheses, reference sets): degraded references at three strengths, and the real
     # outputs as they are; each with one reference set and with a second, degraded one.
     cases = []

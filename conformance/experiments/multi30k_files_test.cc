@@ -1,6 +1,7 @@
 // Multi30K files (experiments/data/multi30k.h) through the text reader of every corpus
 // (experiments/data/text_lines.h, parallel_corpus.h): gzip lines, the multi30k preset's pairs
-// and checks, and the data folder resolution order; every error names the file or folder.
+// and checks, the data folder resolution order, and the Multi30K the repository ships in data/;
+// every error names the file or folder.
 #include "experiments/data/multi30k.h"
 #include "experiments/data/parallel_corpus.h"
 #include "conformance/support/scratch_dir.h"
@@ -11,6 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace trepro {
 namespace {
@@ -141,6 +145,35 @@ TEST(ResolveDataDir, TheEnvironmentVariableComesBeforeTheDefaults) {
   ASSERT_EQ(setenv("TREPRO_DATA_DIR", (data / "missing").c_str(), 1), 0);
   EXPECT_NE(message_of([] { resolve_data_dir(""); }).find("$TREPRO_DATA_DIR"), std::string::npos);
   unsetenv("TREPRO_DATA_DIR");
+}
+
+// The data ships with the project (data/multi30k/README.md): with neither --data-dir nor
+// $TREPRO_DATA_DIR, the repository's own data/ is the folder, and every split reads whole. Its
+// absence is a failure, not a skip (data/check_checksums.py checks the bytes).
+TEST(ResolveDataDir, TheDefaultIsTheRepositorysDataFolderThatShipsMulti30k) {
+  const char* environment = std::getenv("TREPRO_DATA_DIR");
+  const std::string saved = environment == nullptr ? "" : environment;
+  unsetenv("TREPRO_DATA_DIR");
+  const std::string shipped = std::string(TREPRO_SOURCE_DIR) + "/data";
+  std::string found;
+  try {
+    found = resolve_data_dir("");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "the repository's data/multi30k/ is missing (it ships with the project): " << e.what();
+  }
+  EXPECT_EQ(found, shipped);
+  const std::vector<std::pair<std::string, std::size_t>> splits = {
+      {"train", 29000}, {"val", 1014}, {"test_2016_flickr", 1000}, {"test_2017_flickr", 1000}, {"test_2017_mscoco", 461}};
+  for (const auto& [split, pairs] : splits) {
+    std::size_t read = 0;
+    try {
+      read = read_multi30k(shipped, split, "de", "en").source.size();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the shipped split " << split << ": " << e.what();
+    }
+    EXPECT_EQ(read, pairs) << "pairs in the shipped data/multi30k/" << split << ".{de,en}.gz";
+  }
+  if (!saved.empty()) setenv("TREPRO_DATA_DIR", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -129,7 +129,8 @@ void add_evaluate_command(CLI::App& app) {
   add_search_options(*cmd, o->search);
   cmd->add_option("--split", o->split, "split to decode: Multi30K's test_2016_flickr (default) or val, or a parallel corpus's file prefix");
   cmd->add_option("--data-dir", o->data_dir,
-                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, ...); parallel: the folder of the text files");
+                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, then the repository's data/); "
+                  "parallel: the folder of the text files");
   cmd->add_flag("--paper-wmt14", o->paper_wmt14,
                 "also the paper's BLEU (Moses-tokenized, ##AT## compound split, multi-bleu.perl) as test.bleu_paper_wmt14");
   cmd->callback([o] { evaluate_run(*o); });

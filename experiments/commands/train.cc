@@ -29,8 +29,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--out", o->run.run_dir, "run folder (config, vocabulary, log, checkpoints, report.json)")->required();
   cmd->add_flag("--resume", o->run.resume, "continue from the newest RUN/checkpoints/step_<N>.safetensors (none yet: start over)");
   cmd->add_option("--data-dir", o->run.data_dir,
-                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, <source>/../shared/data, "
-                  "/work/shared/data); parallel: the folder of the text files (default: data.dir)");
+                  "multi30k: folder holding multi30k/ (default: data.dir, $TREPRO_DATA_DIR, then the repository's "
+                  "data/, which ships Multi30K); parallel: the folder of the text files (default: data.dir)");
   cmd->add_option("--data", o->run.prepared_dir,
                   "a folder `trepro prepare` wrote for this config: memory-mapped instead of reading the text");
   o->steps_option = cmd->add_option("--steps", o->steps, "override train.max_steps")->check(CLI::NonNegativeNumber);

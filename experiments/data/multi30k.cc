@@ -17,8 +17,8 @@ std::string resolve_data_dir(const std::string& explicit_dir) {
   if (const char* env = std::getenv("TREPRO_DATA_DIR"); env != nullptr && *env != '\0') {
     candidates.push_back({"$TREPRO_DATA_DIR", env, true});
   }
-  candidates.push_back({"<source dir>/../shared/data", std::string(TREPRO_SOURCE_DIR) + "/../shared/data", false});
-  candidates.push_back({"default", "/work/shared/data", false});
+  // The default: the repository's own data/, which ships Multi30K (data/multi30k/README.md).
+  candidates.push_back({"default, <source dir>/data", std::string(TREPRO_SOURCE_DIR) + "/data", false});
   std::string tried;
   for (const Candidate& c : candidates) {
     if (std::filesystem::is_directory(std::filesystem::path(c.dir) / "multi30k")) return c.dir;

@@ -8,8 +8,10 @@
 namespace trepro {
 
 // The data folder (the one holding multi30k/), tried in this order: `explicit_dir` (--data-dir
-// or data.dir, when not empty), $TREPRO_DATA_DIR, <source dir>/../shared/data,
-// /work/shared/data. Throws std::runtime_error listing every place tried.
+// or data.dir, when not empty), $TREPRO_DATA_DIR, then the default <source dir>/data, the
+// repository's own data/ folder, which ships Multi30K (data/multi30k/README.md, its checksums
+// in data/multi30k/SHA256SUMS). A wrong explicit folder or $TREPRO_DATA_DIR is an error, not a
+// fall-through. Throws std::runtime_error listing every place tried.
 std::string resolve_data_dir(const std::string& explicit_dir);
 
 }  // namespace trepro
