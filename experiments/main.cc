@@ -2,11 +2,14 @@
 #include <exception>
 #include <iostream>
 
+#include "experiments/commands/cli_hints.h"
 #include "experiments/commands/commands.h"
+#include "experiments/run_info.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"transformer-repro: reference, conformance and reproduction of the Transformer (Vaswani et al. 2017)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "trepro " + trepro::git_commit() + " (" + trepro::compiler_version() + ")");
   trepro::cli::add_backends_command(app);
   trepro::cli::add_info_command(app);
   trepro::cli::add_config_keys_command(app);
@@ -24,6 +27,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // --help and --version end the parse too (success); a typo gets the nearest known name.
+    if (e.get_exit_code() != 0) {
+      if (const std::string hint = trepro::cli::parse_hint(app, argc, argv); !hint.empty()) {
+        std::cerr << hint;
+        return e.get_exit_code();
+      }
+    }
     return app.exit(e);
   } catch (const std::exception& e) {
     std::cerr << "trepro: error: " << e.what() << "\n";

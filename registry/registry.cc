@@ -40,7 +40,26 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     if (info.name == name) return info.create();
     names += (names.empty() ? "" : ", ") + info.name;
   }
+  const std::string reason = unavailable_reason(name);
+  if (!reason.empty()) throw std::invalid_argument("backend \"" + name + "\" is not available: " + reason + "; available are " + names);
   throw std::invalid_argument("unknown backend \"" + name + "\": available are " + names);
+}
+
+std::string unavailable_reason(const std::string& name) {
+  if (name != "cuda") return "";
+#if defined(TR_WITH_CUDA)
+  const CudaDeviceStatus status = cuda_device_status();
+  return status.available ? "" : "this build has the CUDA backend, but no GPU is usable here (" + status.reason + ")";
+#else
+  return "this build has no CUDA backend (nvcc was not found, or TR_WITH_CUDA=OFF)";
+#endif
+}
+
+std::string default_backend_name() {
+  for (const BackendInfo& info : available_backends()) {
+    if (info.name == "cuda") return info.name;
+  }
+  return cpu::default_cpu_backend_name();
 }
 
 std::unique_ptr<Backend> make_reference_backend(DType dtype) {

@@ -19,7 +19,13 @@ struct BackendInfo {
 };
 
 std::vector<BackendInfo> available_backends();
-// Throws std::invalid_argument listing the available names when `name` is not one of them.
+// Why a backend this project has is not available here ("cuda": built without CUDA, or no usable
+// GPU on this machine, and why); empty for one that is, or a name the project does not have.
+std::string unavailable_reason(const std::string& name);
+// The name `make_fastest_backend(DType::f32)` gives: what the commands that train and decode use.
+std::string default_backend_name();
+// Throws std::invalid_argument listing the available names when `name` is not one of them (and,
+// for a backend of the project that is not available here, why not).
 // "cpu" names the optimized CPU backend of the best compiled target (or TREPRO_CPU_TARGET's).
 std::unique_ptr<Backend> make_backend(const std::string& name);
 // The reference backend for a dtype: the ground truth in tests and `trepro forward`'s default.

@@ -379,6 +379,23 @@ def variant_lines(ablation):
     return lines
 
 
+def ablation_tables(summary_paths):
+    """The Markdown a sweep ends with (`trepro ablate`): each summary's variants, claims and cells,
+    the tables render() puts in summary.md, without the plots."""
+    _, ablations, _, _ = load_inputs(summary_paths)
+    if not ablations:
+        raise InputError("no ablation summary in " + ", ".join(summary_paths))
+    md = []
+    for ablation in ablations:
+        md += [f"## Ablation: {ablation.name}", ""] + ablation_table(ablation) + [""]
+        if ablation.claims:
+            md += ["### Claims", ""] + claims_table(ablation) + [""]
+        runs = ablation.runs()
+        if runs:
+            md += ["### Cells", ""] + runs_table(runs) + [""]
+    return "\n".join(md)
+
+
 def render(inputs, out_dir, fmt_):
     runs, ablations, attentions, mutation_scores = load_inputs(inputs)
     if not (runs or ablations or attentions or mutation_scores):
@@ -424,11 +441,15 @@ def render(inputs, out_dir, fmt_):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("inputs", nargs="+", help="report/ablation/attention JSON files or folders")
-    parser.add_argument("--out", required=True, help="output folder (summary.md and figures)")
+    parser.add_argument("--out", help="output folder (summary.md and figures)")
     parser.add_argument("--format", choices=["svg", "png"], default="svg")
+    parser.add_argument("--tables", action="store_true",
+                        help="print the ablation summaries' tables (variants, claims, cells) as Markdown; no --out")
     args = parser.parse_args(argv)
+    if bool(args.tables) == bool(args.out):
+        parser.error("give --out (summary.md and figures) or --tables (Markdown on stdout)")
     try:
-        print(render(args.inputs, args.out, args.format))
+        print(ablation_tables(args.inputs) if args.tables else render(args.inputs, args.out, args.format))
     except InputError as e:
         print(f"render: {e}", file=sys.stderr)
         return 2

@@ -20,8 +20,10 @@ cat >"$scratch/spec.json" <<JSON
 JSON
 cells=("norm=post/seed_5" "norm=pre/seed_5" "norm=post/seed_6" "norm=pre/seed_6")
 
-# The reference sweep, never interrupted.
+# The reference sweep, never interrupted; it ends with its claims and cells (reports/render.py --tables).
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/whole" >"$scratch/whole.log" || fail "ablate failed"
+grep -q "^### Claims" "$scratch/whole.log" && grep -q "^### Cells" "$scratch/whole.log" ||
+  fail "the sweep does not end with its tables: $(tail -5 "$scratch/whole.log")"
 for cell in "${cells[@]}"; do $validate "$scratch/whole/$cell/report.json" || fail "$cell: report schema"; done
 $validate "$scratch/whole/summary.json" || fail "the summary does not match its schema"
 "$python" - "$scratch/whole" <<'PY' || fail "the summary does not reflect the cells"
@@ -66,6 +68,22 @@ losses "$scratch/whole" >"$scratch/whole.losses"
 # A rerun skips every finished cell.
 "$trepro" ablate "$scratch/spec.json" --out "$scratch/whole" >"$scratch/rerun.log" || fail "rerun failed"
 [[ $(grep -c "already finished, skipped" "$scratch/rerun.log") == 4 ]] || fail "a finished cell ran again"
+
+# A finished cell trained on another budget is not reused: the sweep stops, naming the key and
+# both values, until --rerun-stale trains it again on the budget asked for. A budget inside the
+# warmup (4 steps here) is warned about.
+cp -r "$scratch/whole" "$scratch/stale"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/stale" --variant norm=pre --seed 5 --steps 3 \
+  >"$scratch/stale.log" 2>"$scratch/err.log" && fail "a cell trained on another budget was reused"
+grep -qF "norm=pre seed 5 trained another config than the spec asks for now" "$scratch/err.log" &&
+  grep -qF "train.max_steps: 1000 -> 3" "$scratch/err.log" || fail "the stale key is not named: $(cat "$scratch/err.log")"
+grep -qF "ablate: warning: norm=pre: a budget of 3 steps ends inside the warmup (train.schedule.warmup 4)" \
+  "$scratch/stale.log" || fail "a budget inside the warmup was not warned about: $(cat "$scratch/stale.log")"
+"$trepro" ablate "$scratch/spec.json" --out "$scratch/stale" --variant norm=pre --seed 5 --steps 3 --rerun-stale \
+  >"$scratch/stale.log" || fail "--rerun-stale failed"
+grep -qF "norm=pre seed 5: stale (--rerun-stale): training it again" "$scratch/stale.log" || fail "the stale cell was not retrained"
+"$python" -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["config"]["train"]["max_steps"] == 3, r["config"]["train"]' \
+  "$scratch/stale/norm=pre/seed_5/report.json" || fail "the retrained cell is not on the budget asked for"
 
 # Killed midway (once the second cell has a checkpoint), then rerun: every cell the kill found
 # finished is skipped, every one it found with checkpoints resumes, and the cells end as the

@@ -152,7 +152,7 @@ TEST(AblationSpec, DeepNestingIsAnErrorNotACrash) {
 }
 
 TEST(AblationSpec, TheCommittedSpecsLoad) {
-  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations";
+  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "specs";
   std::size_t count = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const AblationSpec spec = load_ablation_spec(entry.path().string());
@@ -166,7 +166,7 @@ TEST(AblationSpec, TheCommittedSpecsLoad) {
 // the Table 3 row (B) spec sets it by path.
 TEST(AblationSpec, TheHeadDimSpecNarrowsTheAttention) {
   const AblationSpec spec =
-      load_ablation_spec((fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations" / "table3_head_dim.json").string());
+      load_ablation_spec((fs::path(TREPRO_SOURCE_DIR) / "experiments" / "specs" / "table3_head_dim.json").string());
   ASSERT_NE(spec.find_variant("head_dim8"), nullptr);
   const ModelConfig& model = spec.find_variant("head_dim8")->config.model;
   EXPECT_EQ(model.d_model, 256);
@@ -179,7 +179,7 @@ TEST(AblationSpec, TheHeadDimSpecNarrowsTheAttention) {
 // --share-cells trains once per seed. cell_identity tells a change of model or seed from a
 // default written out.
 TEST(AblationSpec, TheCommittedBaselinesAreOneCell) {
-  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "ablations";
+  const fs::path dir = fs::path(TREPRO_SOURCE_DIR) / "experiments" / "specs";
   std::map<std::string, std::string> baseline_identity;
   for (const char* name : {"table3_heads", "table3_head_dim", "table3_size", "table3_regularization",
                            "table3_positions", "activation"}) {

@@ -180,6 +180,12 @@ AblationSpec load_ablation_spec(const std::string& path) {
   if (document.contains("description")) spec.description = string_member(document, "description", path);
   const std::string base = string_member(document, "base", path);
   spec.base_path = (std::filesystem::path(path).parent_path() / base).lexically_normal().string();
+  if (!std::filesystem::exists(spec.base_path)) {
+    // A spec copied to another folder keeps a base relative to its old one.
+    fail(path + ": base", "\"" + base + "\" is resolved against the spec's own folder, as " + spec.base_path +
+                              ", which does not exist: give the base config's path relative to " +
+                              std::filesystem::path(path).parent_path().string() + "/ (or an absolute path)");
+  }
   Config base_config;
   try {
     base_config = load_config(spec.base_path);

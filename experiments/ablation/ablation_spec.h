@@ -1,4 +1,4 @@
-// An ablation spec (experiments/ablations/*.json): a base config and the variants to run, each a
+// An ablation spec (experiments/specs/*.json): a base config and the variants to run, each a
 // set of overrides of the base's JSON keys written as dotted paths:
 //   {
 //     "name": "activation",

@@ -1,5 +1,7 @@
 #include "experiments/bleu/bleu_files.h"
 
+#include <cerrno>
+#include <cstring>
 #include <zlib.h>
 
 #include <memory>
@@ -24,8 +26,10 @@ std::vector<std::string> tokens(const std::string& line) {
 
 std::vector<std::string> read_text_lines(const std::string& path) {
   // zlib reads plain files through the same calls (gzread passes non-gzip data through).
+  errno = 0;
   const std::unique_ptr<gzFile_s, decltype(&gzclose)> file(gzopen(path.c_str(), "rb"), &gzclose);
-  if (!file) throw std::runtime_error(path + ": cannot open");
+  // gzopen sets errno when open(2) fails; 0 is zlib's own failure (no memory).
+  if (!file) throw std::runtime_error(path + ": cannot open: " + (errno != 0 ? std::strerror(errno) : "zlib could not start reading"));
   std::string text;
   char buffer[1 << 16];
   for (;;) {

@@ -8,6 +8,9 @@
 //   --jobs N               N cells at once, each a child process with its share of the threads
 //   --share-cells DIR      train a cell another sweep under DIR also has only once
 //                          (experiments/ablation/twin_cells.h)
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
@@ -23,6 +26,7 @@
 #include "core/file_lock.h"
 #include "experiments/ablation/ablation_summary.h"
 #include "experiments/ablation/cell_processes.h"
+#include "experiments/ablation/stale_cells.h"
 #include "experiments/ablation/twin_cells.h"
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
@@ -31,6 +35,8 @@
 #include "experiments/training/train_run.h"
 #include "model/trainer.h"
 #include "registry/registry.h"
+
+extern char** environ;
 
 namespace trepro::cli {
 
@@ -44,6 +50,7 @@ struct AblateOptions {
   std::uint64_t seed = 0;
   CLI::Option *steps_option = nullptr, *variant_option = nullptr, *seed_option = nullptr;
   bool summarize_only = false;
+  bool rerun_stale = false;  // retrain a cell whose recorded config is not the one the spec asks for now
   // A sweep's child, started while the cell's twin seemed idle: if the twin has started since,
   // end with kDeferredExit (the sweep runs the cell later) instead of waiting for it.
   bool defer_if_twin_runs = false;
@@ -56,12 +63,15 @@ struct Cell {
   std::string name() const { return variant->name + " seed " + std::to_string(seed); }
 };
 
-// What the cell trains, as twin_cells.h compares it: its config, with --steps.
-std::string identity(const AblateOptions& o, const Cell& cell) {
+// What the cell trains now: its config, with --steps.
+Config wanted_config(const AblateOptions& o, const Cell& cell) {
   Config config = cell_config(*cell.variant, cell.seed);
   if (*o.steps_option) config.train.max_steps = o.steps;
-  return cell_identity(config);
+  return config;
 }
+
+// The cell's identity as twin_cells.h compares it.
+std::string identity(const AblateOptions& o, const Cell& cell) { return cell_identity(wanted_config(o, cell)); }
 
 nlohmann::json read_report(const RunFolder& run) {
   std::optional<nlohmann::json> report = run.read_report();
@@ -158,6 +168,24 @@ void require_this_backend(const Cell& cell, const nlohmann::json& report, const 
                            "of their own, or run on " + report["backend"].dump());
 }
 
+// Whether a cell's report records another training than the spec asks for now (another --steps,
+// a spec edited since): with --rerun-stale it is, and the cell is trained again; without, the
+// sweep stops naming the differences, since reusing it would compare the old training.
+bool is_stale(const AblateOptions& o, const Cell& cell, const RunFolder& run, const nlohmann::json& report) {
+  if (!report.contains("config")) return false;  // not a run report: cell_report_complete names it
+  const CellStage stage = report.value("status", "") == "running" ? CellStage::running : CellStage::finished;
+  const std::vector<std::string> differences =
+      cell_config_differences(wanted_config(o, cell), report["config"], run.report(), stage);
+  if (differences.empty()) return false;
+  if (o.rerun_stale) return true;
+  std::string listed;
+  for (const std::string& d : differences) listed += "\n  " + d;
+  throw std::runtime_error(run.report() + ": " + cell.name() + " trained another config than the spec asks for now " +
+                           "(recorded -> wanted):" + listed +
+                           "\nIts result is not reused: rerun with --rerun-stale to train it again, or give the "
+                           "--steps it was trained with");
+}
+
 CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   const SweepFolder sweep(o.out);
   const RunFolder run = sweep.cell(cell.variant->name, cell.seed);
@@ -165,6 +193,11 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
   nlohmann::json report = read_report(run);
   const std::string backend = o.backend.make()->name();
   require_this_backend(cell, report, run, backend);
+  if (report.is_object() && is_stale(o, cell, run, report)) {
+    std::cout << "ablate: " << cell.name() << ": stale (--rerun-stale): training it again" << std::endl;
+    fs::remove_all(run.root());
+    report = nullptr;
+  }
   if (cell_report_complete(report, run.report())) {
     std::cout << "ablate: " << cell.name() << ": already " << report.value("status", "") << ", skipped" << std::endl;
     return CellOutcome::done;
@@ -197,6 +230,7 @@ std::vector<std::string> cell_arguments(const AblateOptions& o, const Cell& cell
   if (!o.share_dir.empty()) args.insert(args.end(), {"--share-cells", o.share_dir});
   if (!o.backend.name.empty()) args.insert(args.end(), {"--backend", o.backend.name});
   if (*o.backend.dtype_option) args.insert(args.end(), {"--dtype", o.backend.dtype});
+  if (o.rerun_stale) args.push_back("--rerun-stale");
   return args;
 }
 
@@ -245,9 +279,35 @@ std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell
   return run_children(sweep);
 }
 
+// The sweep's tables (variants, claims, cells) as reports/render.py makes them, so that a sweep
+// ends with its result rather than a path. Python is the tables' one author; without it (or the
+// source tree) the sweep still succeeds and says how to print them.
+void print_summary_tables(const std::string& summary_path) {
+  const std::string render = std::string(TREPRO_SOURCE_DIR) + "/reports/render.py";
+  std::vector<std::string> args = {"/usr/bin/python3", render, "--tables", summary_path};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  pid_t pid = 0;
+  int status = -1;
+  if (fs::exists(render) && posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0) {
+    waitpid(pid, &status, 0);
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    std::cout << "ablate: the tables: /usr/bin/python3 reports/render.py --tables " << summary_path << std::endl;
+  }
+}
+
 void run_ablation(const AblateOptions& o) {
   const AblationSpec spec = load_ablation_spec(o.spec_path);
   check_share_folder(o);
+  if (*o.steps_option && !o.summarize_only) {
+    for (const AblationVariant& variant : spec.variants) {
+      const std::string warning = warmup_budget_warning(variant.config, o.steps);
+      if (!warning.empty()) std::cout << "ablate: warning: " << variant.name << ": " << warning << std::endl;
+    }
+  }
   if (bool(*o.variant_option) != bool(*o.seed_option)) throw std::invalid_argument("ablate: --variant and --seed go together");
   if (*o.variant_option) {
     const AblationVariant* variant = spec.find_variant(o.variant);
@@ -287,13 +347,15 @@ void run_ablation(const AblateOptions& o) {
   }
   write_summary();
   std::cout << "ablate: summary in " << summary_path << std::endl;
+  if (!o.summarize_only) print_summary_tables(summary_path);
   if (!failed.empty()) throw std::runtime_error("ablate: " + std::to_string(failed.size()) + " cell(s) failed, first " + failed.front());
 }
 
 }  // namespace
 
 void add_ablate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("ablate", "Run every cell (variant x seed) of an ablation spec and summarize them");
+  CLI::App* cmd = add_command(app, "ablate", "Run every cell (variant x seed) of an ablation spec and summarize them",
+      "trepro ablate experiments/specs/table3_heads.json --out reports/ablations/table3_heads --share-cells reports/ablations");
   auto o = std::make_shared<AblateOptions>();
   cmd->add_option("spec", o->spec_path, "ablation spec JSON (experiments/specs/*.json)")->required();
   cmd->add_option("--out", o->out, "folder for the cells' runs and summary.json")->required();
@@ -310,6 +372,9 @@ void add_ablate_command(CLI::App& app) {
   // Internal: what a sweep passes its children (see AblateOptions::defer_if_twin_runs).
   cmd->add_flag("--defer-if-twin-runs", o->defer_if_twin_runs)->group("");
   cmd->add_flag("--summarize-only", o->summarize_only, "only rewrite summary.json from the cells' reports");
+  cmd->add_flag("--rerun-stale", o->rerun_stale,
+                "train again a cell whose report records another config than the spec asks for now (another "
+                "--steps, an edited spec); without it such a cell stops the sweep, naming the differences");
   o->backend.add_options(*cmd);
   cmd->callback([o] { run_ablation(*o); });
 }

@@ -83,7 +83,8 @@ void run_attention(const AttentionOptions& o) {
 }  // namespace
 
 void add_attention_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("attention", "Attention weights of every layer and head for a sentence pair (JSON)");
+  CLI::App* cmd = add_command(app, "attention", "Attention weights of every layer and head for a sentence pair (JSON)",
+      "trepro attention runs/multi30k_deen --source \"Ein Hund rennt.\" --out attention.json");
   auto o = std::make_shared<AttentionOptions>();
   o->model.add_options(*cmd);
   add_search_options(*cmd, o->search);

@@ -34,7 +34,8 @@ void run_average(const AverageOptions& o) {
 }  // namespace
 
 void add_average_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("average", "Average the parameters of a run's last K checkpoints");
+  CLI::App* cmd = add_command(app, "average", "Average the parameters of a run's last K checkpoints",
+      "trepro average runs/multi30k_deen --last 5 --out runs/multi30k_deen/average5.safetensors");
   auto o = std::make_shared<AverageOptions>();
   cmd->add_option("run", o->run_dir, "run folder (reads RUN/checkpoints/step_<N>.safetensors)")->required();
   cmd->add_option("--last", o->last, "how many of the newest checkpoints (default 5, the paper's)")

@@ -97,9 +97,9 @@ void run_bleu(const BleuCommandOptions& o) {
 }  // namespace
 
 void add_bleu_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "bleu", "Corpus BLEU of a hypothesis file against reference files, as sacreBLEU " +
-                  std::string(bleu::kSacrebleuVersion) + " computes it (13a, exp smoothing, case-sensitive)");
+  CLI::App* cmd = add_command(app, "bleu", "Corpus BLEU of a hypothesis file against reference files, as sacreBLEU " +
+                  std::string(bleu::kSacrebleuVersion) + " computes it (13a, exp smoothing, case-sensitive)",
+      "trepro bleu runs/multi30k_deen/test_2016_flickr.best.hyp.en data/multi30k/test_2016_flickr.en.gz");
   auto o = std::make_shared<BleuCommandOptions>();
   cmd->add_option("hypotheses", o->hypotheses, "system output, one segment a line (plain or .gz)")->required();
   cmd->add_option("references", o->references, "one or more reference files, line-aligned")->required();

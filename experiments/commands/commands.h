@@ -5,6 +5,15 @@
 
 namespace trepro::cli {
 
+// A subcommand with what it does and an example: `trepro NAME --help` shows both, and the CLI
+// page of the manual (docs/cli.md) is checked against them.
+inline CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description,
+                             const std::string& example) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->footer("Example:\n  " + example);
+  return cmd;
+}
+
 void add_backends_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_config_keys_command(CLI::App& app);

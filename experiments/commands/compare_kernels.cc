@@ -14,7 +14,8 @@
 namespace trepro::cli {
 
 void add_compare_kernels_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("compare-kernels", "Error of a backend's kernels against reference-f64 (JSON)");
+  CLI::App* cmd = add_command(app, "compare-kernels", "Error of a backend's kernels against reference-f64 (JSON)",
+      "trepro compare-kernels --backend cpu --out compare_kernels.json --markdown compare_kernels.md");
   auto name = std::make_shared<std::string>("cpu");
   auto out = std::make_shared<std::string>();
   auto table = std::make_shared<std::string>();

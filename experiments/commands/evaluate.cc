@@ -123,7 +123,8 @@ void evaluate_run(const EvaluateOptions& o) {
 }
 
 void add_evaluate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("evaluate", "Decode a split of a run's corpus (Multi30K or parallel), add BLEU and perplexity to its report");
+  CLI::App* cmd = add_command(app, "evaluate", "Decode a split of a run's corpus (Multi30K or parallel), add BLEU and perplexity to its report",
+      "trepro evaluate runs/multi30k_deen --split test_2017_flickr --beam 4");
   auto o = std::make_shared<EvaluateOptions>();
   o->model.add_options(*cmd);
   add_search_options(*cmd, o->search);

@@ -68,7 +68,8 @@ void run_forward(const ForwardOptions& o) {
 }  // namespace
 
 void add_forward_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("forward", "Run the model on token ids; write logits, loss and gradients");
+  CLI::App* cmd = add_command(app, "forward", "Run the model on token ids; write logits, loss and gradients",
+      "trepro forward --config experiments/configs/copy_tiny.json --src src.safetensors --tgt tgt.safetensors --labels labels.safetensors --out logits.safetensors");
   auto o = std::make_shared<ForwardOptions>();
   cmd->add_option("--config", o->config, "config JSON")->required();
   cmd->add_option("--weights", o->weights, "safetensors with every parameter, or a training checkpoint (its Adam moments ignored; default: initialise from train.seed)");

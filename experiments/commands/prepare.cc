@@ -18,8 +18,8 @@ struct PrepareCommand {
 }  // namespace
 
 void add_prepare_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "prepare", "Binarize a config's corpus (multi30k or parallel) into memory-mappable token files for train --data");
+  CLI::App* cmd = add_command(app, "prepare", "Binarize a config's corpus (multi30k or parallel) into memory-mappable token files for train --data",
+      "trepro prepare experiments/configs/wmt14_ende_base.json --out corpora/wmt14_base --data-dir corpora/wmt14");
   auto o = std::make_shared<PrepareCommand>();
   cmd->add_option("config", o->config_path, "config JSON (its data section and model.vocab_size, max_len)")->required();
   cmd->add_option("--out", o->out, "the prepared folder (reused after checking when it exists)")->required();

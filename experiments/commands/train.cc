@@ -23,7 +23,8 @@ struct TrainCommand {
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("train", "Train a config (copy/reverse task, Multi30K or a parallel corpus) into a run folder");
+  CLI::App* cmd = add_command(app, "train", "Train a config (copy/reverse task, Multi30K or a parallel corpus) into a run folder",
+      "trepro train experiments/configs/multi30k_deen.json --out runs/multi30k_deen");
   auto o = std::make_shared<TrainCommand>();
   cmd->add_option("config", o->run.config_path, "config JSON (optional with --resume: RUN/config.json)");
   cmd->add_option("--out", o->run.run_dir, "run folder (config, vocabulary, log, checkpoints, report.json)")->required();

@@ -50,7 +50,8 @@ void run_translate(const TranslateCommandOptions& o) {
 }  // namespace
 
 void add_translate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("translate", "Translate sentences with a trained run (detokenized output)");
+  CLI::App* cmd = add_command(app, "translate", "Translate sentences with a trained run (detokenized output)",
+      "echo \"Ein Hund rennt durch den Schnee.\" | trepro translate runs/multi30k_deen --beam 4");
   auto o = std::make_shared<TranslateCommandOptions>();
   o->model.add_options(*cmd);
   add_search_options(*cmd, o->search);

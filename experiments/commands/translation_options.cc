@@ -29,8 +29,10 @@ void add_search_options(CLI::App& cmd, TranslateOptions& options) {
                  "finished) or bound (tensor2tensor's, the paper's code: once no live hypothesis can beat the "
                  "best finished one)")
       ->transform(CLI::CheckedTransformer(
-          std::map<std::string, BeamStop>{{to_string(BeamStop::k_finished), BeamStop::k_finished},
-                                          {to_string(BeamStop::bound), BeamStop::bound}}));
+                      std::map<std::string, BeamStop>{{to_string(BeamStop::k_finished), BeamStop::k_finished},
+                                                      {to_string(BeamStop::bound), BeamStop::bound}})
+                      .description(""))  // the help names the values, not CLI11's mapping to enum numbers
+      ->type_name("k_finished|bound");
   cmd.add_option("--max-extra", options.max_extra, "maximum output length = source length + this (the paper: 50)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--max-tokens", options.max_tokens, "source tokens per decoding batch")->check(CLI::PositiveNumber);

@@ -32,7 +32,8 @@ void upgrade_report(const std::string& path) {
 
 void add_upgrade_report_command(CLI::App& app) {
   CLI::App* cmd =
-      app.add_subcommand("upgrade-report", "Rewrite run reports of an earlier schema_version as this build writes them");
+      add_command(app, "upgrade-report", "Rewrite run reports of an earlier schema_version as this build writes them",
+      "trepro upgrade-report runs/old/report.json");
   auto paths = std::make_shared<std::vector<std::string>>();
   cmd->add_option("reports", *paths, "report.json files, each rewritten in place (atomically)")->required();
   cmd->callback([paths] {

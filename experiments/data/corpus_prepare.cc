@@ -328,16 +328,10 @@ fs::path folder_path(const std::string& out) {
   return path;
 }
 
-}  // namespace
-
-nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
-                              const std::string& out_arg, const RateProgress::Note& note) {
-  const fs::path out_folder = folder_path(out_arg);
+// prepare_corpus's work, with OUT.lock held.
+nlohmann::json prepare_locked(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
+                              const fs::path& out_folder, const RateProgress::Note& note) {
   const std::string out = out_folder.string();
-  fs::create_directories(out_folder.parent_path());
-  // Held until prepare returns; the kernel drops it when a prepare is killed (core/file_lock.h).
-  const std::optional<FileLock> lock = FileLock::try_acquire(out + ".lock");
-  if (!lock) throw std::runtime_error(out + ".lock: another trepro prepare is writing " + out + ": wait for it");
   clear_killed_partials(out_folder, note);
   if (fs::exists(out_folder)) return reuse_prepared(config, data_dir, vocabulary_model, out, note);
   const CorpusSpec spec = corpus_spec(config, data_dir);
@@ -351,6 +345,27 @@ nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir,
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(partial, ignored);
+    throw;
+  }
+}
+
+}  // namespace
+
+nlohmann::json prepare_corpus(const Config& config, const std::string& data_dir, const std::string& vocabulary_model,
+                              const std::string& out_arg, const RateProgress::Note& note) {
+  const fs::path out_folder = folder_path(out_arg);
+  const std::string out = out_folder.string();
+  fs::create_directories(out_folder.parent_path());
+  // Held until prepare returns, then removed with it, whether prepare succeeded or failed; the
+  // kernel drops it when a prepare is killed (core/file_lock.h).
+  std::optional<FileLock> lock = FileLock::try_acquire(out + ".lock");
+  if (!lock) throw std::runtime_error(out + ".lock: another trepro prepare is writing " + out + ": wait for it");
+  try {
+    nlohmann::json manifest = prepare_locked(config, data_dir, vocabulary_model, out_folder, note);
+    lock->remove_and_release();
+    return manifest;
+  } catch (...) {
+    lock->remove_and_release();
     throw;
   }
 }

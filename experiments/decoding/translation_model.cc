@@ -1,6 +1,7 @@
 #include "experiments/decoding/translation_model.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ TranslationModel load_translation_model(const TranslationModelSource& o,
   if (t.config.model.architecture != Architecture::encoder_decoder) {
     throw std::invalid_argument(run.config() + ": model.architecture: translation needs "
                                 "encoder_decoder, this run is " + to_string(t.config.model.architecture));
+  }
+  if (!std::filesystem::exists(run.vocabulary())) {
+    throw std::invalid_argument(run.vocabulary() + ": missing: this run trained on data.dataset " +
+                                to_string(t.config.data.dataset) + ", which has no vocabulary to translate with "
+                                "(translate and evaluate need a run of a corpus: multi30k or parallel)");
   }
   t.vocabulary = std::make_unique<Vocabulary>(Vocabulary::load(run.vocabulary()));
   if (t.vocabulary->size() != t.config.model.vocab_size) {

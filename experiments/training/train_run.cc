@@ -56,6 +56,8 @@ class Run {
     if (writes_) {
       fs::create_directories(run_.root());
       progress_ = std::make_unique<Progress>(run_.train_log(), o.log_every);
+      note("train: " + run_.root().string() + ": " + std::to_string(model_.parameters().count()) + " parameters on " +
+           backend_->name() + " (" + std::to_string(backend_->threads()) + " threads)");
       for (const std::string& folder : {run_.root().string(), run_.checkpoints()}) {
         if (const int removed = remove_stale_temporaries(folder)) {
           note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
@@ -180,7 +182,7 @@ class Run {
     const std::int64_t planned = estimated_last_step(plan_.planned_steps);
     progress_->note("pace: " + number(per_step, 3) + " s/step over " + std::to_string(steps) + " steps; the planned " +
                     std::to_string(planned) + " steps would take " + format_duration(per_step * static_cast<double>(planned)) +
-                    " here");
+                    " here (" + backend_->name() + ", " + std::to_string(backend_->threads()) + " threads)");
   }
 
   void resume() {

@@ -130,6 +130,7 @@ class CorpusData : public TrainingData {
       spec_ = corpus_spec(config, data_dir);
       vocabulary_ = std::make_unique<Vocabulary>(run_vocabulary(config, spec_, model_path, note));
       where_ = spec_.dir;
+      note("data: encoding the training, validation and test splits of " + where_);
       FilterCounts dropped, validation_dropped, test_dropped;
       train_ = encode_split(spec_, spec_.train, *vocabulary_, dropped);
       dropped_ = dropped.empty + dropped.too_long;
