@@ -7,7 +7,7 @@ namespace trepro::cli {
 
 void add_config_keys_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "config-keys", "The config's keys, ranges and defaults as README.md's Markdown table (from core/config_fields.h)");
+      "config-keys", "The config's keys, ranges and defaults as docs/config.md's Markdown table (from core/config_fields.h)");
   cmd->callback([] { std::cout << config_keys_markdown(); });
 }
 
