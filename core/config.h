@@ -2,7 +2,7 @@
 //
 // This is an interchange contract (other tools write these files): the JSON keys, their ranges
 // and descriptions are the field lists of core/config_fields.h (one per struct below; the
-// structs' initializers are the defaults), from which README.md's key table is generated
+// structs' initializers are the defaults), from which docs/config.md's key table is generated
 // (`trepro config-keys`). Unknown keys, wrong types and impossible values are errors whose
 // message names the file (when loaded from one) and the key path, e.g.
 //   "base.json: model.heads: d_model 512 is not divisible by heads 7".
@@ -157,7 +157,7 @@ void validate(const Config& config, const std::string& source);
 // reports committed before train.precision, a version-1 key, record the hash without it.)
 std::string config_hash(const Config& config);
 
-// One key of the contract as the field list (core/config_fields.h) describes it; README.md's
+// One key of the contract as the field list (core/config_fields.h) describes it; docs/config.md's
 // key table is config_keys_markdown().
 struct ConfigKey {
   std::string path;           // dotted: "train.optimizer.lr"

@@ -1,6 +1,6 @@
 // The field list of the config: every key of the contract, written once. Reading
 // (config_read.cc), the per-field checks (config_validate.cc), writing and hashing
-// (config_write.cc) and README.md's key table (config_keys.cc) all walk these lists, so a key
+// (config_write.cc) and docs/config.md's key table (config_keys.cc) all walk these lists, so a key
 // listed here is read, checked, written, hashed and documented, and none can be written without
 // being read back.
 //
@@ -26,7 +26,7 @@ namespace trepro {
 
 struct Key {
   std::string_view name;
-  std::string_view meaning;  // one line for README.md's key table
+  std::string_view meaning;  // one line for docs/config.md's key table
   bool required = false;
   // The contract version that added the key: 1 for the keys that existed before the field list
   // (they are always written), 2 and up for keys added since, which the canonical JSON leaves
@@ -50,7 +50,7 @@ struct Real {
   RealRange range;
   std::string_view note = "";
 };
-// No range of its own; `rule` tells README.md's table what validate() checks against other keys.
+// No range of its own; `rule` tells docs/config.md's table what validate() checks against other keys.
 struct Unchecked {
   std::string_view rule = "";
 };

@@ -1,5 +1,5 @@
-// The keys of the contract as a list and as README.md's Markdown table, from the field lists
-// (core/config_fields.h); conformance/core/config_fields_test.cc checks the README against it.
+// The keys of the contract as a list and as docs/config.md's Markdown table, from the field lists
+// (core/config_fields.h); conformance/core/config_fields_test.cc checks docs/config.md against it.
 #include <string>
 #include <cstddef>
 #include <type_traits>

@@ -1,5 +1,5 @@
 // The model's parameters by name, shape and initialisation: the naming contract a PyTorch model
-// maps onto by renaming only (see README "Parameter names").
+// maps onto by renaming only (see docs/conformance.md, "Parameter names").
 //
 //   embed.weight [V, d]                      when tie_embeddings (source, target, output)
 //   src_embed.weight, tgt_embed.weight [V, d], out_proj.weight [V, d]   otherwise

@@ -1,15 +1,16 @@
 #!/usr/bin/python3
-"""The README's tables of an ablation's results, generated from its committed summary.json, so
-that every figure the README quotes is the one the summary holds.
+"""The tables of an ablation's results in a Markdown page, generated from its committed
+summary.json, so that every figure the page quotes is the one the summary holds.
 
-  reports/readme_tables.py [README] [--check]
+  reports/readme_tables.py [FILE.md] [--check]
 
-A block of README (default: the repository's README.md) between the lines
+A block of FILE.md (default: the repository's docs/results.md, the manual's results page) between
+the lines
 
-  <!-- readme_tables: reports/ablations/<name>/summary.json -->
+  <!-- readme_tables: ../reports/ablations/<name>/summary.json -->
   <!-- /readme_tables -->
 
-(the path relative to README's folder; the block indented as its first marker) holds two tables
+(the path relative to FILE.md's folder; the block indented as its first marker) holds two tables
 of that ablation: its cells (sacreBLEU, perplexities and the best step by seed; the paper's
 Table 3 row each variant matches, by render.py's matching) and its claims with their verdicts.
 Without --check the blocks are rewritten (atomically); with it nothing is written, and the exit
@@ -28,6 +29,8 @@ from render_data import InputError, Run, load_inputs
 BEGIN = "<!-- readme_tables: "
 END = "<!-- /readme_tables -->"
 CELL_STATUS = {"not_run": "pending", "running": "running", "non_finite": "diverged"}
+# The page that holds the committed sweeps' tables: the manual's results, claim by claim.
+DEFAULT_PAGE = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results.md"))
 
 
 def planned_settings(variant, baseline):
@@ -163,7 +166,7 @@ def tables(summary_path):
 
 
 def regenerate(readme_path):
-    """README's lines with every block rewritten from its summary, and [(marker line, summary,
+    """The page's lines with every block rewritten from its summary, and [(marker line, summary,
     the block as it was, the block as generated)]."""
     try:
         with open(readme_path, encoding="utf-8") as f:
@@ -194,7 +197,8 @@ def regenerate(readme_path):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("readme", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "README.md"))
+    parser.add_argument("readme", nargs="?", metavar="FILE.md", default=DEFAULT_PAGE,
+                        help="the Markdown page whose blocks to write (default: docs/results.md)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 where a block is out of date")
     args = parser.parse_args(argv)
     try:
@@ -213,14 +217,14 @@ def main(argv):
             stale += 1
             k = next((k for k, (a, b) in enumerate(zip(was, generated)) if a != b), min(len(was), len(generated)))
             print(f"readme_tables: {args.readme}:{line + 1 + k}: the block from {os.path.relpath(summary)} is out "
-                  f"of date:\n  README:  {was[k] if k < len(was) else '(block ends)'}\n"
+                  f"of date:\n  page:    {was[k] if k < len(was) else '(block ends)'}\n"
                   f"  summary: {generated[k] if k < len(generated) else '(block ends)'}\n"
-                  f"  (/usr/bin/python3 reports/readme_tables.py rewrites it)", file=sys.stderr)
+                  f"  (/usr/bin/python3 reports/readme_tables.py {args.readme} rewrites it)", file=sys.stderr)
         return 1 if stale else 0
     temporary = args.readme + ".tmp"
     with open(temporary, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    os.replace(temporary, args.readme)  # atomic: a reader never sees half a README
+    os.replace(temporary, args.readme)  # atomic: a reader never sees half a page
     print(f"{args.readme}: {len(blocks)} block{'s' if len(blocks) != 1 else ''} written")
     return 0
 

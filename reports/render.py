@@ -24,7 +24,7 @@ from render_data import InputError, load_inputs
 from render_mutants import markdown_lines as mutation_score_lines
 
 # The paper's Table 3 (newstest2013 EN-DE dev, PPL / BLEU), by the one setting a row changes
-# from the base model (../shared/design/PAPER.md); our runs are matched to a row by the same change.
+# from the base model (docs/paper.md); our runs are matched to a row by the same change.
 # head_dim is d_k; the paper's row (B) keeps d_v 64, model.head_dim sets both.
 PAPER_BASE = (4.92, 25.8)
 PAPER_BASE_SETTINGS = {"heads": 8, "head_dim": 64, "layers": 6, "d_model": 512, "d_ff": 2048, "dropout": 0.1,

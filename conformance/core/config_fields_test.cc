@@ -1,5 +1,5 @@
 // The field list (core/config_fields.h) is the whole contract: every key is read, written and
-// hashed, write-then-read is the identity, README.md's key table is generated from it, and
+// hashed, write-then-read is the identity, docs/config.md's key table is generated from it, and
 // the hashes of committed reports survive any change to how the JSON is produced.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -179,16 +179,17 @@ TEST(ConfigFields, PatienceMustNotBeNegative) {
   }
 }
 
-// ---- README.md's key table ----------------------------------------------------------------
+// ---- docs/config.md's key table -----------------------------------------------------------
 
-TEST(ConfigFields, ReadmeKeyTableIsTheFieldList) {
-  const std::string readme = read_file(std::string(TREPRO_SOURCE_DIR) + "/README.md");
+TEST(ConfigFields, DocsKeyTableIsTheFieldList) {
+  const std::string page = read_file(std::string(TREPRO_SOURCE_DIR) + "/docs/config.md");
   const std::string begin = "<!-- config-keys: begin -->\n", end = "<!-- config-keys: end -->";
-  const auto from = readme.find(begin), to = readme.find(end);
-  ASSERT_NE(from, std::string::npos) << "README.md has no " << begin;
-  ASSERT_NE(to, std::string::npos) << "README.md has no " << end;
-  EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), config_keys_markdown())
-      << "regenerate README.md's table with `trepro config-keys`";
+  const auto from = page.find(begin), to = page.find(end);
+  ASSERT_NE(from, std::string::npos) << "docs/config.md has no " << begin;
+  ASSERT_NE(to, std::string::npos) << "docs/config.md has no " << end;
+  ASSERT_LT(from, to) << "docs/config.md: " << end << " comes before " << begin;
+  EXPECT_EQ(page.substr(from + begin.size(), to - from - begin.size()), config_keys_markdown())
+      << "regenerate docs/config.md's table with `trepro config-keys`";
 }
 
 // ---- Committed reports keep their config hash ---------------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cpu backend's results do not depend on its thread count, end to end (README "Backends"):
+# The cpu backend's results do not depend on its thread count, end to end (docs/backends.md):
 # the same training at TREPRO_THREADS 1 and 3 (one thread, and chunks that split unevenly) ends
 # in checkpoints of the same sha256, on a small Multi30K-shaped corpus with dropout 0.1 and
 # update_freq 2 (so Philox masks are drawn in chunks), and greedy and beam decoding of it write

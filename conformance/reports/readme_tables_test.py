@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""reports/readme_tables.py: the committed README's result tables are what their summaries hold,
-and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
+"""reports/readme_tables.py: the result tables committed in docs/results.md (the tool's default
+page) are what their summaries hold, and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
 the tables carry each cell's figures by seed, the paper's Table 3 row matched to each variant
 (also to a variant not run yet), its lead over the baseline, the claims with their intervals (also
-between seeds) and verdicts; a README is
+between seeds) and verdicts; a page is
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
 line of a figure that differs; bad input (a block without its end, a summary that is missing, no
-block at all, no README) exits 2 with a message naming the file.
+block at all, no page) exits 2 with a message naming the file.
 """
 import json
 import os
@@ -41,8 +41,20 @@ def write(path, text):
         f.write(text)
 
 
+RESULTS = os.path.join(HERE, "..", "..", "docs", "results.md")
 committed = tool("--check")
-check(committed.returncode == 0, "the committed README's tables are what their summaries hold" + committed.stderr)
+check(committed.returncode == 0, "the tables of docs/results.md (the default page) are what their summaries hold"
+      + committed.stderr)
+# Every committed sweep (reports/ablations/<name>/summary.json; the <name>_cpu folders keep cells of
+# another backend, not a sweep of their own) has its block in docs/results.md.
+with open(RESULTS, encoding="utf-8") as f:
+    results = f.read()
+ABLATIONS = os.path.join(HERE, "..", "..", "reports", "ablations")
+sweeps = sorted(name for name in os.listdir(ABLATIONS) if not name.endswith("_cpu")
+                and os.path.exists(os.path.join(ABLATIONS, name, "summary.json")))
+missing = [name for name in sweeps if f"<!-- readme_tables: ../reports/ablations/{name}/summary.json -->" not in results]
+check(sweeps and not missing, f"docs/results.md has a block for each of the {len(sweeps)} committed sweeps"
+      + (f"; missing: {', '.join(missing)}" if missing else ""))
 
 with tempfile.TemporaryDirectory() as tmp:
     shutil.copytree(FIXTURE, os.path.join(tmp, "ablation_heads"))

@@ -11,7 +11,7 @@
 //
 // It differs from sacreBLEU (13a tokenization, exp smoothing): Moses splits ' and escapes
 // characters, and ##AT##-##AT## adds tokens that are nearly always right, so the same output
-// scores about a point higher here than with sacreBLEU (README: "Why you cannot reproduce 27.3").
+// scores about a point higher here than with sacreBLEU (docs/paper.md, "Two BLEUs").
 #pragma once
 
 #include <string>

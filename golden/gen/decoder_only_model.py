@@ -1,5 +1,5 @@
 """The decoder-only model (architecture "decoder_only": a language model over tgt), Pre-LN, with
-RMSNorm, a SwiGLU feed-forward and rotary positions, as README "Model facts that are choices"
+RMSNorm, a SwiGLU feed-forward and rotary positions, as docs/conformance.md "Model facts that are choices"
 and "Parameter names" specify it; nn.Transformer has none of these, so the layer is written here
 from nn.Linear, F.silu and torch ops:
 

@@ -1,4 +1,4 @@
-"""Whole-model cases through the `trepro forward` contract (README "The CLI").
+"""Whole-model cases through the `trepro forward` contract (docs/conformance.md, "The forward contract").
 
 Files per case: config.json, src/tgt/labels.safetensors (one int64 tensor each; no src for the
 decoder-only model and no tgt for the encoder-only one, whose `trepro forward` takes none), and

@@ -1,4 +1,4 @@
-"""PyTorch parameter names -> the project's names (README "Parameter names"), by renaming only.
+"""PyTorch parameter names -> the project's names (docs/conformance.md, "Parameter names"), by renaming only.
 
 nn.MultiheadAttention packs q, k, v into in_proj_weight [3d, d] / in_proj_bias [3d]; the
 project has q_proj, k_proj, v_proj. Everything else is a rename:

@@ -1,5 +1,5 @@
 """Rotary positions (RoFormer, Su et al. 2021) in the rotate-half layout (GPT-NeoX, LLaMA), the
-layout README "Model facts that are choices" names: within a head of width D, element i is
+layout docs/conformance.md "Model facts that are choices" names: within a head of width D, element i is
 rotated together with element i + D/2 (not with its neighbour) by theta = p / 10000^(2i/D),
 position p = 0, 1, ... along the sequence. Written by hand: PyTorch 1.13 has no rotary op.
 """

@@ -24,7 +24,7 @@ LENGTHS = [([7, 5, 6, 3], [6, 4, 6, 2]), ([4, 6, 7, 7], [3, 6, 5, 6]),
 
 
 def noam(config, step):
-    """The schedule of README "The config", step counted from 1."""
+    """The schedule of docs/config.md, step counted from 1."""
     d, schedule = config["model"]["d_model"], config["train"]["schedule"]
     return schedule["factor"] * d**-0.5 * min(step**-0.5, step * schedule["warmup"] ** -1.5)
 
