@@ -23,6 +23,8 @@ for command in $commands; do
   "$trepro" "$command" --help >"$scratch/help" || fail "$command --help failed"
   grep -q "^Example:" "$scratch/help" && grep -q "^  .*trepro $command" "$scratch/help" ||
     fail "$command --help has no example: $(cat "$scratch/help")"
+  example=$(grep -A1 "^Example:" "$scratch/help" | tail -1 | sed 's/^  //')
+  grep -qxF -- "$example" "$2/docs/cli.md" || fail "docs/cli.md does not list $command's example: $example"
 done
 if grep -q "ENUM:" <("$trepro" translate --help); then fail "translate --help shows CLI11's ENUM mapping"; fi
 
