@@ -148,7 +148,8 @@ TEST(AblationSummary, SeedAgreementIsPrinted) {
   sweep.cell("a", 2, "finished", 10.1, 33.0);
   sweep.cell("b", 1, "finished", 9.0, 28.0);
   sweep.cell("b", 2, "finished", 9.1, 41.0);
-  const json& claim = sweep.summary()["claims"][2];  // b's BLEU lead: -1 and +8
+  const json summary = sweep.summary();
+  const json& claim = summary["claims"][2];  // b's BLEU lead: -1 and +8
   EXPECT_EQ(claim["seed_agreement"], "seeds differ");
   EXPECT_EQ(claim["verdict"], "inconclusive");  // sd sqrt(((4^2 + 13^2) / 2) / 2): no test decides 3.5
 }

@@ -20,7 +20,7 @@ void add_verdicts_command(CLI::App& app) {
   cmd->add_option("dir", *dir, "the folder of sweeps (e.g. reports/ablations)")->required();
   cmd->callback([dir] {
     std::vector<SweepSummary> sweeps = read_sweep_summaries(*dir);
-    apply_verdicts(sweeps, "every sweep under " + *dir + " but superseded ones");
+    apply_verdicts(sweeps, "every sweep of its folder but superseded ones (trepro verdicts)");
     std::size_t counts[3] = {0, 0, 0};
     for (const SweepSummary& sweep : sweeps) {
       write_file_atomically(*dir + "/" + sweep.folder + "/summary.json", sweep.summary.dump(2) + "\n");
