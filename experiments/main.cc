@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   trepro::cli::add_average_command(app);
   trepro::cli::add_upgrade_report_command(app);
   trepro::cli::add_ablate_command(app);
+  trepro::cli::add_verdicts_command(app);
   trepro::cli::add_bleu_command(app);
   trepro::cli::add_translate_command(app);
   trepro::cli::add_evaluate_command(app);

@@ -97,7 +97,8 @@ def versus_baseline(ablation, variant):
     comparison = variant.vs_baseline
     if not comparison or comparison["verdict"] == "pending" or comparison.get("metric") != "bleu":
         return ""
-    return interval(comparison)
+    text = difference(comparison)
+    return f"{text}, p {p_text(comparison['p_value'])}" if text and comparison.get("p_value") is not None else text
 
 
 def cells_table(ablation):
@@ -121,39 +122,54 @@ def cells_table(ablation):
     return lines
 
 
-def interval(claim):
-    """The pooled interval as the method gives it: the paired bootstrap's with its p, or the t
-    interval over seeds."""
-    if not claim.get("interval") or claim["verdict"] == "pending":
+def difference(claim):
+    """The tested difference with its interval, in the test's units: sacreBLEU points, or the log
+    test perplexity in percent (x 100); an equivalence's interval is TOST's 90%."""
+    test = claim.get("test")
+    if not test or claim["verdict"] == "pending":
         return ""
-    if "bootstrap" in claim.get("method", ""):
-        text = f"pooled {render.advantage(claim)}"
-        if claim.get("p_value") is not None and "equivalent" not in claim:
-            p = claim["p_value"]
-            text += f", p {p:.3f}" if p < 0.01 else f", p {p:.2f}"
-        return text
     low, high = claim["interval"]
-    return ("t " if "t interval" in claim.get("method", "") else "") + f"[{low:+.2f}, {high:+.2f}]"
+    if test["quantity"] == "log_test_perplexity":
+        return f"{100 * test['estimate']:+.1f}% [{100 * low:+.1f}%, {100 * high:+.1f}%]"
+    return f"{test['estimate']:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
-def between_seeds(claim):
-    """A BLEU claim's t interval over seeds beside its bootstrap one: how much the lead varies
-    from one training to the next, which the test set's resampling does not measure."""
-    return "" if claim["verdict"] == "pending" else render.seed_interval(claim)
+def p_text(value):
+    if value is None:
+        return ""
+    return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
+
+
+def seeds_text(value):
+    if value is None:
+        return "–"
+    return "> 1000" if isinstance(value, str) else str(value)
+
+
+def power(claim):
+    """Seeds per arm for 80% power at the paper's effect and at the observed one."""
+    pw = claim.get("power")
+    return "" if not pw else f"{seeds_text(pw['seeds_per_arm_at_paper_effect'])}; {seeds_text(pw['seeds_per_arm_at_observed_effect'])}"
+
+
+def verdict_text(claim):
+    if claim["verdict"] == "pending":
+        return "pending"
+    return f"**{claim['verdict']}**" + (" (within the cap)" if claim.get("within_cap") else "")
 
 
 def claims_table(ablation):
-    lines = ["| claim | metric | for the claim, by seed | interval | between seeds (t) | verdict |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| claim | metric | for the claim, by seed | difference [interval] | p | Holm p | BH q "
+             "| seeds/arm for 80% power (paper; observed) | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"]: s for s in c["per_seed"]}
         leads = ", ".join(render.seed_result(seen[s]) if s in seen else "pending" for s in ablation.seeds)
-        metric = render.METRIC_LABELS.get(c["metric"], c["metric"])
+        metric = render.METRIC_LABELS.get(c.get("measured_on", c["metric"]), c["metric"])
         if "equivalent" in c:
             metric += f", within ±{c['margin']:g}"
-        verdict = "pending" if c["verdict"] == "pending" else f"**{c['verdict']}**"
-        lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {interval(c)} | {between_seeds(c)} | "
-                     f"{verdict} |")
+        lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {difference(c)} | {p_text(c.get('p_value'))} | "
+                     f"{p_text(c.get('p_holm'))} | {p_text(c.get('q_bh'))} | {power(c)} | {verdict_text(c)} |")
     return lines
 
 

@@ -187,6 +187,7 @@ class Ablation:
         if not isinstance(variants, list) or not variants:
             raise InputError(f"{path}: an ablation summary needs a non-empty \"variants\" list")
         self.path = path
+        self.data = data
         self.name = data.get("name") or os.path.splitext(os.path.basename(path))[0]
         self.description = data.get("description", "")
         seeds = data.get("seeds")

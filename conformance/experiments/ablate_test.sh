@@ -49,7 +49,9 @@ vs = summary["variants"][1]["vs_baseline"]
 assert vs["metric"] == "bleu" and len(vs["per_seed"]) == 2 and "p_value" in vs and len(vs["interval"]) == 2, vs
 claims = summary["claims"]
 assert [c["metric"] for c in claims] == ["bleu", "validation_perplexity"], claims
-assert claims[0]["method"].startswith("paired bootstrap") and claims[1]["method"] == "t interval over seeds", claims
+assert claims[0]["test_set"]["method"].startswith("paired bootstrap") and claims[0]["test"]["quantity"] == "test_bleu", claims
+assert claims[1]["test"]["quantity"] == "log_test_perplexity" and claims[1]["measured_on"] == "test_perplexity", claims
+assert all("p_holm" in c and "q_bh" in c for c in claims), claims
 for c in claims:
     assert c["verdict"] in ("reproduced", "contradicted", "inconclusive"), c
 PY

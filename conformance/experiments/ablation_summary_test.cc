@@ -99,25 +99,33 @@ const json& variant_of(const json& summary, const std::string& name) {
   throw std::runtime_error("no variant " + name);
 }
 
+// Seeds 0.1 perplexity (1%) and 0.1 BLEU apart within each variant, 1 perplexity (10%) and 2 BLEU
+// between them: every test decides, even at Holm's level over the sweep's 4 claims.
 TEST(AblationSummary, EachMetricCountsItsOwnWay) {
   const Sweep sweep("directions");
   sweep.cell("a", 1, "finished", 10.0, 29.0);
-  sweep.cell("a", 2, "finished", 11.0, 29.9);
-  sweep.cell("b", 1, "finished", 9.0, 30.0);
-  sweep.cell("b", 2, "finished", 9.9, 31.0);
+  sweep.cell("a", 2, "finished", 10.1, 29.1);
+  sweep.cell("b", 1, "finished", 9.0, 31.0);
+  sweep.cell("b", 2, "finished", 9.1, 31.1);
   const json summary = sweep.summary();
   const json& claims = summary.at("claims");
-  // Perplexity: lower is better, so b's advantage is a's perplexity minus b's.
+  // Perplexity: lower is better, so b's advantage is a's perplexity minus b's, measured on the
+  // test perplexity (the fixture's is the validation value + 0.5).
+  EXPECT_EQ(claims[0]["measured_on"], "test_perplexity");
   EXPECT_NEAR(claims[0]["per_seed"][0]["advantage"].get<double>(), 1.0, 1e-9);
-  EXPECT_NEAR(claims[0]["per_seed"][1]["advantage"].get<double>(), 1.1, 1e-9);
-  EXPECT_EQ(claims[0]["method"], "t interval over seeds");
-  EXPECT_EQ(claims[0]["verdict"], "reproduced");  // 1.05 +- 12.706 * 0.0707 / sqrt(2): [0.41, 1.69]
-  EXPECT_NEAR(claims[1]["per_seed"][0]["advantage"].get<double>(), -1.0, 1e-9);
+  EXPECT_NEAR(claims[0]["per_seed"][1]["advantage"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(claims[0]["test"]["quantity"], "log_test_perplexity");
+  EXPECT_NEAR(claims[0]["test"]["estimate"].get<double>(),
+              (std::log(10.5 / 9.5) + std::log(10.6 / 9.6)) / 2, 1e-12);
+  EXPECT_EQ(claims[0]["verdict"], "reproduced");
   EXPECT_EQ(claims[1]["verdict"], "contradicted");
+  EXPECT_NEAR(claims[0]["p_value"].get<double>(), claims[1]["p_value"].get<double>(), 1e-15);
+  EXPECT_GE(claims[0]["p_holm"].get<double>(), claims[0]["p_value"].get<double>());
+  EXPECT_EQ(claims[0]["seed_agreement"], "every seed for the claim");
   // BLEU: higher is better.
-  EXPECT_NEAR(claims[2]["per_seed"][1]["advantage"].get<double>(), 1.1, 1e-9);
+  EXPECT_NEAR(claims[2]["per_seed"][1]["advantage"].get<double>(), 2.0, 1e-9);
   EXPECT_EQ(claims[2]["verdict"], "reproduced");
-  // a - b: [-1.69, -0.41], wholly beyond -0.4.
+  // a - b in log perplexity, about -0.1, wholly beyond the margin (0.4 perplexity, 4% of b's).
   EXPECT_EQ(claims[3]["equivalent"], (json{"a", "b"}));
   EXPECT_EQ(claims[3]["margin"], 0.4);
   EXPECT_FALSE(claims[3].contains("better"));
@@ -125,19 +133,38 @@ TEST(AblationSummary, EachMetricCountsItsOwnWay) {
   const json& b = variant_of(summary, "b");
   EXPECT_EQ(b["vs_baseline"]["verdict"], "reproduced");
   EXPECT_EQ(b["statistics"]["test_bleu"]["n"], 2);
-  EXPECT_NEAR(b["statistics"]["test_bleu"]["mean"].get<double>(), 30.5, 1e-9);
-  EXPECT_NEAR(b["statistics"]["test_bleu"]["sd"].get<double>(), std::sqrt(0.5), 1e-9);
+  EXPECT_NEAR(b["statistics"]["test_bleu"]["mean"].get<double>(), 31.05, 1e-9);
+  EXPECT_NEAR(b["statistics"]["test_bleu"]["sd"].get<double>(), std::sqrt(0.005), 1e-9);
+  // One pool (both variants): BLEU sd sqrt(0.005) with 2 df.
+  EXPECT_NEAR(summary["variance_model"]["pool"]["test_bleu"]["sd"].get<double>(), std::sqrt(0.005), 1e-9);
+  EXPECT_EQ(summary["variance_model"]["pool"]["test_bleu"]["df"], 2.0);
+  EXPECT_EQ(summary["adjustment"]["claims"], 4);
 }
 
-TEST(AblationSummary, AnEquivalenceNeedsTheIntervalInsideTheMargin) {
+// Seed agreement is a printed field; the pooled test alone decides (verdict_rule_test.cc).
+TEST(AblationSummary, SeedAgreementIsPrinted) {
+  const Sweep sweep("agreement");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 10.1, 33.0);
+  sweep.cell("b", 1, "finished", 9.0, 28.0);
+  sweep.cell("b", 2, "finished", 9.1, 41.0);
+  const json summary = sweep.summary();
+  const json& claim = summary["claims"][2];  // b's BLEU lead: -1 and +8
+  EXPECT_EQ(claim["seed_agreement"], "seeds differ");
+  EXPECT_EQ(claim["verdict"], "inconclusive");  // sd sqrt(((4^2 + 13^2) / 2) / 2): no test decides 3.5
+}
+
+TEST(AblationSummary, AnEquivalenceNeedsItsTestInsideTheMargin) {
   const Sweep sweep("equivalence");
   sweep.cell("a", 1, "finished", 10.0, 29.0);
-  sweep.cell("a", 2, "finished", 11.0, 29.9);
-  sweep.cell("b", 1, "finished", 10.1, 30.0);
-  sweep.cell("b", 2, "finished", 11.12, 31.0);
-  // a's advantage 0.1, 0.12: 0.11 +- 12.706 * 0.01414 / sqrt(2) = [-0.017, 0.237], inside 0.4.
-  EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "reproduced");
-  sweep.cell("b", 2, "finished", 11.5, 31.0);  // 0.1, 0.5: [-2.24, 2.84]
+  sweep.cell("a", 2, "finished", 10.01, 29.1);
+  sweep.cell("b", 1, "finished", 10.0, 30.0);
+  sweep.cell("b", 2, "finished", 10.012, 30.1);
+  // The difference about 0.0001 in log perplexity against a margin of log(1 + 0.4 / 10.5).
+  const json summary = sweep.summary();
+  EXPECT_NEAR(summary["claims"][3]["test"]["margin"].get<double>(), std::log1p(0.4 / 10.506), 1e-12);
+  EXPECT_EQ(summary["claims"][3]["verdict"], "reproduced");
+  sweep.cell("b", 2, "finished", 11.5, 31.0);  // the seed variance now dwarfs the margin
   EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "inconclusive");
   sweep.cell("b", 2, "non_finite", 11.12, -1.0);  // a divergence is no evidence of equality
   EXPECT_EQ(sweep.summary()["claims"][3]["verdict"], "inconclusive");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every committed ablation summary (reports/ablations/*/summary.json) is what this tree's
-# `trepro ablate --summarize-only` makes of that folder's committed cells, the time it was written
+# `trepro ablate --summarize-only` makes of that folder's committed cells, followed by `trepro
+# verdicts` over all the folders (the pooled variance and Holm's adjustment span them), the time it was written
 # and the commit aside (numbers within 1e-12 relative: the bootstrap's sums in another build), and
 # follows reports/ablation_schema.json. So a change to the statistics, the verdicts or the schema
 # cannot leave committed verdicts as older code computed them, and a summary cannot count a cell
@@ -27,7 +28,7 @@ fi
   fail "$2/data/multi30k/ is missing: the Multi30K data ships with the repository (data/multi30k/README.md)"
 for summary in "${summaries[@]}"; do
   folder=$(dirname "$summary") name=$(basename "$(dirname "$summary")")
-  copy=$scratch/$name
+  copy=$scratch/sweeps/$name
   files=$(listed "$folder")
   while read -r file; do
     mkdir -p "$copy/$(dirname "${file#"$folder"/}")"
@@ -38,8 +39,13 @@ for summary in "${summaries[@]}"; do
   spec=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["spec"])' "$committed")
   "$trepro" ablate "$spec" --out "$copy" --summarize-only >"$scratch/$name.log" 2>&1 ||
     fail "$summary: --summarize-only failed: $(cat "$scratch/$name.log")"
+done
+"$trepro" verdicts "$scratch/sweeps" >"$scratch/verdicts.log" 2>&1 || fail "trepro verdicts failed: $(cat "$scratch/verdicts.log")"
+for summary in "${summaries[@]}"; do
+  name=$(basename "$(dirname "$summary")")
+  committed=$scratch/$name.summary.json
   "$python" reports/validate_report.py "$committed" || fail "$summary does not follow its schema"
-  "$python" - "$committed" "$copy/summary.json" <<'PY' || fail "$summary is not what this tree makes of its cells"
+  "$python" - "$committed" "$scratch/sweeps/$name/summary.json" <<'PY' || fail "$summary is not what this tree makes of its cells"
 import json, math, sys
 
 def same(a, b, path):

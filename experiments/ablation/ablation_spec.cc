@@ -104,6 +104,18 @@ void read_equivalence(const json& entry, const std::string& where, AblationClaim
   claim.margin = margin->get<double>();
 }
 
+AblationClaim::PaperValues read_paper_values(const json& paper, const std::string& where) {
+  const auto value = [&](const char* key) {
+    const auto it = paper.is_object() ? paper.find(key) : paper.end();
+    if (it == paper.end() || !it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0.0) {
+      fail(where + "." + key, "expected the paper's value of the metric, a number > 0, in {\"better\": x, \"worse\": y}");
+    }
+    return it->get<double>();
+  };
+  if (paper.is_object() && paper.size() != 2) fail(where, "expected exactly {\"better\": x, \"worse\": y}");
+  return {value("better"), value("worse")};
+}
+
 std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& spec, const std::string& path) {
   constexpr const char* kForms = "{\"claim\", \"better\", \"worse\", \"metric\"} or {\"claim\", \"equivalent\", \"margin\", \"metric\"}";
   if (!claims.is_array()) fail(path + ": claims", std::string("expected a list of ") + kForms);
@@ -114,11 +126,11 @@ std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& s
     if (!entry.is_object()) fail(where, std::string("expected ") + kForms);
     const bool equivalence = entry.contains("equivalent");
     for (const auto& [key, value] : entry.items()) {
-      const bool known = key == "claim" || key == "metric" ||
+      const bool known = key == "claim" || key == "metric" || key == "paper" ||
                          (equivalence ? key == "equivalent" || key == "margin" : key == "better" || key == "worse");
       if (!known) {
-        fail(where + "." + key, equivalence ? "unknown key in an equivalence claim (expected claim, equivalent, margin, metric)"
-                                            : "unknown key (expected claim, better, worse, metric; or claim, equivalent, margin, metric)");
+        fail(where + "." + key, equivalence ? "unknown key in an equivalence claim (expected claim, equivalent, margin, metric, paper)"
+                                            : "unknown key (expected claim, better, worse, metric, paper; or claim, equivalent, margin, metric, paper)");
       }
     }
     AblationClaim claim;
@@ -130,6 +142,7 @@ std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& s
       claim.worse = string_member(entry, "worse", where);
     }
     claim.metric = claim_metric(string_member(entry, "metric", where), where + ".metric");
+    if (const auto paper = entry.find("paper"); paper != entry.end()) claim.paper = read_paper_values(*paper, where + ".paper");
     const std::string first = equivalence ? ".equivalent[0]" : ".better", second = equivalence ? ".equivalent[1]" : ".worse";
     require_variant(spec, claim.better, where + first);
     require_variant(spec, claim.worse, where + second);

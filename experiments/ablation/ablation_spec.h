@@ -18,6 +18,8 @@
 //                 "equivalent": ["learned", "sinusoidal"], variants and the margin within
 //                 "margin": 1.0, "metric": "bleu"}]     which their difference counts as none)
 //   }
+//   An optional "paper": {"better": x, "worse": y} gives the paper's values of a claim's metric,
+//   the effect its power calculation assumes (verdicts.h).
 // A path must name a key of the base config (a typo is an error naming the spec and the key),
 // and every variant's config is validated as a config file would be. A variant holds only
 // "name" and "set". Seeds are the spec's alone: no variant sets train.seed, nor do the overrides
@@ -25,6 +27,7 @@
 // name variants.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,12 @@ struct AblationClaim {
   // by less than `margin` (BLEU points or perplexity) on `metric`.
   double margin = 0.0;
   bool equivalence() const { return margin > 0.0; }
+  // The paper's values of the metric for `better` and `worse` (optional "paper": {"better": x,
+  // "worse": y}): the effect a power calculation assumes (verdicts.h).
+  struct PaperValues {
+    double better = 0.0, worse = 0.0;
+  };
+  std::optional<PaperValues> paper;
 };
 
 struct AblationSpec {

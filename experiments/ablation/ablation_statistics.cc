@@ -1,9 +1,11 @@
 #include "experiments/ablation/ablation_statistics.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <stdexcept>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 
 #include "core/philox.h"
 
@@ -67,25 +69,46 @@ SeedSpread seed_spread(const std::vector<double>& values) {
   return s;
 }
 
-double student_t_975(std::size_t degrees) {
-  static constexpr std::array<double, 30> kTable = {
-      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (degrees == 0) throw std::invalid_argument("student_t_975: needs at least one degree of freedom");
-  if (degrees <= kTable.size()) return kTable[degrees - 1];
-  // Cornish-Fisher: t = z + g1(z)/v + g2(z)/v^2 + g3(z)/v^3 + g4(z)/v^4 (Abramowitz & Stegun 26.7.5).
-  constexpr double z = 1.959963984540054;
-  const double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, z9 = z7 * z * z;
-  const double g[4] = {(z3 + z) / 4, (5 * z5 + 16 * z3 + 3 * z) / 96, (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384,
-                       (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160};
-  const double v = static_cast<double>(degrees);
-  return z + g[0] / v + g[1] / (v * v) + g[2] / (v * v * v) + g[3] / (v * v * v * v);
+namespace {
+
+void require_degrees(double degrees, const char* what) {
+  if (!(degrees > 0.0)) throw std::invalid_argument(std::string(what) + ": needs degrees of freedom > 0, got " + std::to_string(degrees));
+}
+
+}  // namespace
+
+double student_t_quantile(double probability, double degrees) {
+  require_degrees(degrees, "student_t_quantile");
+  if (!(probability > 0.0 && probability < 1.0)) {
+    throw std::invalid_argument("student_t_quantile: probability must lie in (0, 1), got " + std::to_string(probability));
+  }
+  if (std::isinf(degrees)) return boost::math::quantile(boost::math::normal_distribution<double>(), probability);
+  return boost::math::quantile(boost::math::students_t_distribution<double>(degrees), probability);
+}
+
+double student_t_cdf(double t, double degrees) {
+  require_degrees(degrees, "student_t_cdf");
+  if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
+  if (std::isinf(degrees)) return boost::math::cdf(boost::math::normal_distribution<double>(), t);
+  return boost::math::cdf(boost::math::students_t_distribution<double>(degrees), t);
+}
+
+double student_t_two_sided_p(double t, double degrees) {
+  require_degrees(degrees, "student_t_two_sided_p");
+  if (std::isnan(t)) throw std::invalid_argument("student_t_two_sided_p: t is NaN");
+  if (std::isinf(t)) return 0.0;
+  // The upper tail by its complement, so that a p of 1e-20 keeps its digits.
+  const double a = std::abs(t);
+  const double upper = std::isinf(degrees)
+                           ? boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), a))
+                           : boost::math::cdf(boost::math::complement(boost::math::students_t_distribution<double>(degrees), a));
+  return std::min(1.0, 2.0 * upper);
 }
 
 std::optional<MeanDifference> t_interval(const std::vector<double>& differences) {
   if (differences.size() < 2) return std::nullopt;
   const SeedSpread s = seed_spread(differences);
-  const double half = student_t_975(s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
+  const double half = student_t_quantile(0.975, static_cast<double>(s.n - 1)) * s.sd / std::sqrt(static_cast<double>(s.n));
   return MeanDifference{s.mean, {s.mean - half, s.mean + half}};
 }
 
@@ -131,6 +154,7 @@ BootstrapResult paired_bootstrap(const std::vector<SystemPair>& pairs, std::size
   }
   result.p_value = bootstrap_p_value(differences, result.difference);
   result.p_value_sacrebleu = sacrebleu_p_value(differences, result.difference);
+  result.variance = resamples > 1 ? std::pow(seed_spread(differences).sd, 2) : 0.0;
   std::sort(differences.begin(), differences.end());
   result.interval = {sorted_percentile(differences, 0.025), sorted_percentile(differences, 0.975)};
   return result;
@@ -153,27 +177,11 @@ double sacrebleu_p_value(const std::vector<double>& resampled, double observed) 
   return bootstrap_p(extreme, resampled.size());
 }
 
-std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval) {
-  if (advantages.empty()) return "inconclusive";
-  const bool all_positive = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a > 0.0; });
-  const bool all_negative = std::all_of(advantages.begin(), advantages.end(), [](double a) { return a < 0.0; });
-  const bool all_divergences = std::all_of(advantages.begin(), advantages.end(), [](double a) { return std::isinf(a); });
-  if (all_positive && (interval ? interval->low > 0.0 : all_divergences)) return "reproduced";
-  if (all_negative && (interval ? interval->high < 0.0 : all_divergences)) return "contradicted";
-  return "inconclusive";
-}
-
-std::string equivalence_verdict(const std::vector<double>& differences, const std::optional<Interval>& interval,
-                                double margin) {
-  const bool all_finite = std::all_of(differences.begin(), differences.end(), [](double d) { return std::isfinite(d); });
-  if (differences.empty() || !all_finite || !interval) return "inconclusive";
-  const auto every = [&](auto holds) { return std::all_of(differences.begin(), differences.end(), holds); };
-  if (interval->low > -margin && interval->high < margin && every([&](double d) { return std::abs(d) < margin; })) {
-    return "reproduced";
-  }
-  if (interval->low >= margin && every([&](double d) { return d >= margin; })) return "contradicted";
-  if (interval->high <= -margin && every([&](double d) { return d <= -margin; })) return "contradicted";
-  return "inconclusive";
+std::optional<std::string> divergence_verdict(const std::vector<double>& advantages) {
+  if (advantages.empty()) return std::nullopt;
+  if (std::all_of(advantages.begin(), advantages.end(), [](double a) { return a == INFINITY; })) return "reproduced";
+  if (std::all_of(advantages.begin(), advantages.end(), [](double a) { return a == -INFINITY; })) return "contradicted";
+  return std::nullopt;
 }
 
 }  // namespace trepro

@@ -19,9 +19,13 @@ struct SeedSpread {
 };
 SeedSpread seed_spread(const std::vector<double>& values);
 
-// The two-sided 95% quantile of Student's t with `degrees` degrees of freedom (>= 1): a table
-// to 30, then the Cornish-Fisher expansion around the normal's (error below 1e-7 from 31 on).
-double student_t_975(std::size_t degrees);
+// Student's t and the normal distribution at any point (Boost.Math): a Holm-adjusted test needs
+// quantiles far beyond the 97.5% a table holds. `degrees` > 0 and may be fractional (Welch-
+// Satterthwaite); +infinity gives the normal's. Throw std::invalid_argument on a bad argument.
+double student_t_quantile(double probability, double degrees);
+double student_t_cdf(double t, double degrees);
+// P(|T| >= |t|) for T ~ t(degrees).
+double student_t_two_sided_p(double t, double degrees);
 
 // numpy.percentile's default (linear interpolation between the closest ranks) of sorted values,
 // q in [0, 1].
@@ -63,6 +67,7 @@ double sacrebleu_p_value(const std::vector<double>& resampled, double observed);
 struct BootstrapResult {
   double difference = 0.0;  // on the whole test set
   Interval interval;
+  double variance = 0.0;  // sample variance (R - 1) of the resampled differences: the test set's part
   double p_value = 1.0;            // bootstrap_p_value
   double p_value_sacrebleu = 1.0;  // sacrebleu_p_value
   std::size_t resamples = 0;
@@ -70,27 +75,16 @@ struct BootstrapResult {
 using SystemPair = std::pair<std::vector<bleu::BleuStats>, std::vector<bleu::BleuStats>>;
 BootstrapResult paired_bootstrap(const std::vector<SystemPair>& pairs, std::size_t resamples, std::uint64_t seed);
 
-inline constexpr std::size_t kBootstrapResamples = 1000;
+// 10,000: a p value floored at 1 / 1,001 would sit just under Holm's first threshold for 37
+// claims (0.05 / 37 = 0.00135), and the variance of the resampled differences is then within
+// about 1.4% of its limit.
+inline constexpr std::size_t kBootstrapResamples = 10000;
 inline constexpr std::uint64_t kBootstrapSeed = 12345;  // sacreBLEU's default
 
-// A claim's verdict from the per-seed advantages (positive: the claimed direction; +infinity
-// where only the worse variant's training diverged, -infinity where only the better one's did,
-// NaN where there is no sign: both diverged, or a finished cell lacks the metric) and the pooled
-// interval of the finite advantages:
-//   reproduced   the advantage is positive in every seed and the interval lies above 0, or,
-//                without an interval, every seed was decided by a divergence;
-//   contradicted the same, negative and below 0;
-//   inconclusive anything else, including a missing interval beside a finite advantage (a one-
-//                seed perplexity claim; a one-seed BLEU claim has the bootstrap's interval).
-std::string claim_verdict(const std::vector<double>& advantages, const std::optional<Interval>& interval);
-
-// An equivalence claim's verdict, the counterpart of claim_verdict's "every seed and the pooled
-// interval": reproduced when every seed's difference lies inside (-margin, margin) and so does the
-// pooled interval (two one-sided tests at 2.5% each); contradicted when every seed's difference and
-// the interval lie beyond the same end; inconclusive otherwise, without an interval, or when a
-// seed has no finite difference (a divergence, a missing metric). The seeds' condition carries the
-// spread between trainings, which a bootstrap interval over test sentences does not.
-std::string equivalence_verdict(const std::vector<double>& differences, const std::optional<Interval>& interval,
-                                double margin);
+// The verdict of a claim whose every seed was decided by a divergence (advantages +-infinity,
+// ablation_summary.h): "reproduced" when only the worse variant diverged in every seed,
+// "contradicted" when only the better one did; nullopt otherwise (some seed has a finite value
+// or none: the statistical test, verdict_rule.h, decides).
+std::optional<std::string> divergence_verdict(const std::vector<double>& advantages);
 
 }  // namespace trepro

@@ -12,6 +12,7 @@
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
 #include "experiments/ablation/twin_cells.h"
+#include "experiments/ablation/verdicts.h"
 #include "experiments/training/run_report.h"
 #include "experiments/bleu/bleu_files.h"
 #include "experiments/data/parallel_corpus.h"
@@ -33,14 +34,22 @@ constexpr std::int64_t kFinalLossWindow = kCurveWindow;
 // The metrics summarized over seeds, as the cells name them.
 constexpr std::array kSeedMetrics = {"best_validation_perplexity", "test_perplexity", "test_bleu", "test_bleu_tok_lc"};
 
+// The cell field a claim's metric is measured on. A validation perplexity claim is measured on the
+// test perplexity of the checkpoint that validation selected: the best validation value is the
+// minimum over the ~36 evaluations early stopping watches, biased low by about its noise per
+// evaluation (0.4%), the size of several claimed effects.
 std::string cell_key(const ClaimMetric metric) {
   switch (metric) {
     case ClaimMetric::bleu: return "test_bleu";
     case ClaimMetric::bleu_tok_lc: return "test_bleu_tok_lc";
-    case ClaimMetric::test_perplexity: return "test_perplexity";
-    case ClaimMetric::validation_perplexity: return "best_validation_perplexity";
+    case ClaimMetric::test_perplexity:
+    case ClaimMetric::validation_perplexity: return "test_perplexity";
   }
   return "";
+}
+
+bool is_perplexity(ClaimMetric metric) {
+  return metric == ClaimMetric::test_perplexity || metric == ClaimMetric::validation_perplexity;
 }
 
 // `parent[key]` when it is a number in [low, high] (reports/schema.json's bounds), else an error
@@ -78,6 +87,14 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
   const json& curve = report.at("curve");
   if (!curve.is_array()) throw std::runtime_error(report_path + ": curve: expected an array, got " + curve.dump());
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
+  // Ended by the step or epoch cap, not by patience, with its last validation its best: still
+  // improving, so a comparison with it holds "within the cap", not at convergence.
+  if (status == "finished" && report.contains("stopped_early") && report.contains("validation")) {
+    const json& validations = report.at("validation");
+    const bool improving = validations.is_array() && !validations.empty() &&
+                           report.at("best").at("step") == validations.back().at("step");
+    cell["capped_while_improving"] = !report.at("stopped_early").get<bool>() && improving;
+  }
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");
   if (best.at("step").get<std::int64_t>() > 0) {
@@ -233,6 +250,7 @@ const json* cell_of_seed(const json& cells, std::uint64_t seed) {
 struct SeedAdvantage {
   json entry;  // {seed, advantage} or {seed, diverged: [names]} or {seed, missing: metric}
   double advantage = 0.0;
+  double better_value = 0.0, worse_value = 0.0;  // the metric, where both finished with it
 };
 std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::string& better_name, const json& b,
                                             const std::string& worse_name, const json& w, const std::string& key,
@@ -248,22 +266,26 @@ std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::strin
   const auto bv = metric_of(b, key), wv = metric_of(w, key);
   if (!bv || !wv) return SeedAdvantage{{{"seed", seed}, {"missing", key}}, std::nan("")};
   const double advantage = sign * (*bv - *wv);
-  return SeedAdvantage{{{"seed", seed}, {"advantage", advantage}}, advantage};
+  return SeedAdvantage{{{"seed", seed}, {"advantage", advantage}}, advantage, *bv, *wv};
 }
 
-// The advantage of `better` over `worse` per seed and pooled, with the pooled interval: the paired
-// bootstrap over test sentences for sacreBLEU (and, beside it, the t interval over seeds, the
-// spread between trainings), a t interval over seeds for the others. The verdict waits for every
-// seed's cells to finish or diverge; `margin` > 0 makes it an equivalence claim's.
+bool capped_while_improving(const json& cell) { return cell.value("capped_while_improving", false); }
+
+// The advantage of `better` over `worse` per seed and pooled, and the evidence the verdict step
+// (verdicts.h) tests with the pooled seed variance: for sacreBLEU the mean over seeds of the
+// difference on the whole test set with the paired bootstrap's variance of it (the test set's
+// part, which seeds do not average out); for a perplexity the mean log test perplexity
+// difference. The verdict waits for every seed's cells to finish or diverge; `margin` > 0 makes
+// it an equivalence claim's.
 json compare(const AblationVariant& better, const json& better_cells, const AblationVariant& worse,
              const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds,
              double margin = 0.0) {
   const std::string key = cell_key(metric);
   const double sign = higher_is_better(metric) ? 1.0 : -1.0;
   json per_seed = json::array();
-  std::vector<double> advantages, finite;
+  std::vector<double> advantages, finite, log_advantages, worse_values;
   std::vector<SystemPair> pairs;
-  bool every_pair_has_hypotheses = true;
+  bool every_pair_has_hypotheses = true, within_cap = false;
   for (std::uint64_t seed : seeds) {
     const json& b = *cell_of_seed(better_cells, seed);
     const json& w = *cell_of_seed(worse_cells, seed);
@@ -271,8 +293,13 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
     if (!a) continue;
     per_seed.push_back(a->entry);
     advantages.push_back(a->advantage);
+    within_cap = within_cap || capped_while_improving(b) || capped_while_improving(w);
     if (!std::isfinite(a->advantage)) continue;
     finite.push_back(a->advantage);
+    if (is_perplexity(metric)) {
+      log_advantages.push_back(std::log(a->worse_value) - std::log(a->better_value));
+      worse_values.push_back(a->worse_value);
+    }
     const auto* bs = evidence.stats(better, b);
     const auto* ws = evidence.stats(worse, w);
     if (bs && ws) {
@@ -281,32 +308,72 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
       every_pair_has_hypotheses = false;
     }
   }
-  json result = {{"metric", to_string(metric)}, {"per_seed", per_seed}};
-  std::optional<Interval> interval;
-  const std::optional<MeanDifference> over_seeds = t_interval(finite);
+  json result = {{"metric", to_string(metric)}, {"measured_on", key}, {"per_seed", per_seed}, {"within_cap", within_cap}};
+  if (const std::optional<MeanDifference> over_seeds = t_interval(finite)) {
+    result["seed_interval"] = {over_seeds->interval.low, over_seeds->interval.high};
+  }
+  if (!finite.empty()) {
+    const bool all_for = std::all_of(finite.begin(), finite.end(), [](double a) { return a > 0; });
+    const bool all_against = std::all_of(finite.begin(), finite.end(), [](double a) { return a < 0; });
+    result["seed_agreement"] = all_for ? "every seed for the claim" : all_against ? "every seed against it" : "seeds differ";
+    result["advantage"] = seed_spread(finite).mean;
+  }
+  json claim_evidence = {{"n_better", finite.size()}, {"n_worse", finite.size()}, {"test_set_variance", 0.0}};
   if (metric == ClaimMetric::bleu && !pairs.empty() && every_pair_has_hypotheses) {
     const BootstrapResult r = paired_bootstrap(pairs, kBootstrapResamples, kBootstrapSeed);
-    interval = r.interval;
-    result["method"] = "paired bootstrap over test sentences, pooled over seeds";
     result["advantage"] = r.difference;
-    result["p_value"] = r.p_value;
-    result["p_value_sacrebleu"] = r.p_value_sacrebleu;
-    if (over_seeds) result["seed_interval"] = {over_seeds->interval.low, over_seeds->interval.high};
-  } else if (over_seeds) {
-    interval = over_seeds->interval;
-    result["method"] = "t interval over seeds";
-    result["advantage"] = over_seeds->mean;
-  } else if (!finite.empty()) {
-    result["method"] = "none: one seed";
-    result["advantage"] = finite.front();
+    result["test_set"] = {{"method", "paired bootstrap over test sentences, pooled over seeds"},
+                          {"interval", {r.interval.low, r.interval.high}},
+                          {"variance", r.variance},
+                          {"p_value", r.p_value},
+                          {"p_value_sacrebleu", r.p_value_sacrebleu}};
+    claim_evidence.update({{"quantity", "test_bleu"}, {"estimate", r.difference}, {"test_set_variance", r.variance}});
+  } else if (is_perplexity(metric)) {
+    claim_evidence.update({{"quantity", "log_test_perplexity"}, {"estimate", seed_spread(log_advantages).mean}});
+  } else {
+    claim_evidence.update({{"quantity", key}, {"estimate", seed_spread(finite).mean}});
   }
-  if (interval) result["interval"] = {interval->low, interval->high};
+  // A perplexity margin is the spec's, in perplexity; the test is on logs, around the worse arm.
+  if (margin > 0.0) {
+    claim_evidence["margin"] = is_perplexity(metric) && !worse_values.empty()
+                                   ? std::log1p(margin / seed_spread(worse_values).mean) : margin;
+  }
   if (advantages.size() < seeds.size()) {
     result["verdict"] = "pending";
+  } else if (const std::optional<std::string> decided = margin > 0.0 ? std::nullopt : divergence_verdict(advantages)) {
+    result["verdict"] = *decided;
+    result["method"] = "a divergence in every seed: no test";
+  } else if (finite.size() < advantages.size() || finite.empty()) {
+    result["verdict"] = "inconclusive";
+    result["method"] = "a training diverged or lacks the metric in some seed: no test";
   } else {
-    result["verdict"] = margin > 0.0 ? equivalence_verdict(advantages, interval, margin) : claim_verdict(advantages, interval);
+    result["evidence"] = claim_evidence;
+    result["verdict"] = "inconclusive";  // until verdicts.h tests the evidence
   }
   return result;
+}
+
+// Per config with 2 seeds or more that decoded the test split: each pair of its seeds' BLEU
+// difference with the paired bootstrap's variance of it, the A/A comparisons that calibrate the
+// bootstrap against the spread between seeds (verdicts.h).
+json aa_bootstrap(const AblationVariant& variant, const json& cells, BleuEvidence& evidence) {
+  std::vector<std::pair<std::uint64_t, const std::vector<bleu::BleuStats>*>> systems;
+  for (const json& cell : cells) {
+    if (!metric_of(cell, "test_bleu") || cell.contains("awaiting_decoding")) continue;
+    if (const auto* stats = evidence.stats(variant, cell)) systems.emplace_back(cell.at("seed").get<std::uint64_t>(), stats);
+  }
+  if (systems.size() < 2) return nullptr;
+  json pairs = json::array();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    for (std::size_t j = i + 1; j < systems.size(); ++j) {
+      const BootstrapResult r = paired_bootstrap({{*systems[i].second, *systems[j].second}}, kBootstrapResamples, kBootstrapSeed);
+      pairs.push_back({{"seeds", {systems[i].first, systems[j].first}}, {"difference", r.difference}, {"bootstrap_variance", r.variance}});
+      sum += r.variance;
+    }
+  }
+  // Var(B_i - B_j) = 2 v for two systems of one config: v is one system's share.
+  return {{"pairs", pairs}, {"n", systems.size()}, {"per_system_variance", sum / static_cast<double>(pairs.size()) / 2.0}};
 }
 
 }  // namespace
@@ -344,6 +411,11 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
                                     "same kind of checkpoint with the same search; decode them alike (`trepro evaluate "
                                     "CELL` with the same options)");
   BleuEvidence evidence(out_dir, data_dir);
+  for (json& entry : variants) {
+    const std::string name = entry["name"];
+    json aa = aa_bootstrap(*spec.find_variant(name), cells[name], evidence);
+    if (!aa.is_null()) entry["aa_bootstrap"] = std::move(aa);
+  }
   if (!spec.baseline.empty()) {
     const AblationVariant& baseline = *spec.find_variant(spec.baseline);
     for (json& entry : variants) {
@@ -358,6 +430,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
     json entry = compare(*spec.find_variant(claim.better), cells[claim.better], *spec.find_variant(claim.worse),
                          cells[claim.worse], claim.metric, evidence, spec.seeds, claim.margin);
     entry["claim"] = claim.claim;
+    if (claim.paper) entry["paper"] = {{"better", claim.paper->better}, {"worse", claim.paper->worse}};
     if (claim.equivalence()) {
       entry["equivalent"] = {claim.better, claim.worse};
       entry["margin"] = claim.margin;
@@ -367,7 +440,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
     }
     claims.push_back(std::move(entry));
   }
-  return {{"schema_version", 2},
+  json summary = {{"schema_version", 2},
           {"kind", "ablation"},
           {"created", utc_now()},
           {"git_commit", git_commit()},
@@ -384,6 +457,13 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
           {"final_training_loss_window", kFinalLossWindow},
           {"variants", std::move(variants)},
           {"claims", std::move(claims)}};
+  // Alone, a sweep's verdicts pool its own configs and adjust over its own claims; `trepro
+  // verdicts` redoes both over every sweep of the folder.
+  fs::path folder = fs::path(out_dir);
+  if (folder.filename().empty()) folder = folder.parent_path();
+  std::vector<SweepSummary> alone = {{folder.filename().string(), std::move(summary)}};
+  apply_verdicts(alone, "this sweep alone (`trepro verdicts` adjusts over every sweep of its folder)");
+  return std::move(alone.front().summary);
 }
 
 }  // namespace trepro

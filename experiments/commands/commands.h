@@ -23,6 +23,7 @@ void add_train_command(CLI::App& app);
 void add_average_command(CLI::App& app);
 void add_upgrade_report_command(CLI::App& app);
 void add_ablate_command(CLI::App& app);
+void add_verdicts_command(CLI::App& app);
 void add_bleu_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
