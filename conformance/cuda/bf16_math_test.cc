@@ -1,4 +1,4 @@
-// bf16_math.h, the float <-> bfloat16 conversion of the bf16 mode: known bit patterns, ties to
+// core/bf16.h, the float <-> bfloat16 conversion of the bf16 mode: known bit patterns, ties to
 // even, NaN and Inf, subnormals, overflow to Inf, and round to nearest checked against the two
 // neighbouring bfloat16 values computed independently (in double).
 #include <gtest/gtest.h>
@@ -9,14 +9,10 @@
 #include <limits>
 
 #include "core/philox.h"
-#include "optimized/cuda/bf16_math.h"
+#include "core/bf16.h"
 
 namespace trepro::testing {
 namespace {
-
-using cuda::bf16_to_float;
-using cuda::Bf16Bits;
-using cuda::float_to_bf16;
 
 float from_bits(std::uint32_t bits) {
   float x;
@@ -114,9 +110,9 @@ TEST(Bf16Math, RandomFloatsRoundToTheNearestNeighbour) {
     const bool lower_even = static_cast<std::uint64_t>(lower / ulp) % 2 == 0;
     double nearest = a - lower < upper - a ? lower : upper - a < a - lower ? upper : lower_even ? lower : upper;
     if (nearest > 0x1.FEp127) nearest = std::numeric_limits<double>::infinity();
-    const double got = std::abs(static_cast<double>(cuda::round_to_bf16(x)));
+    const double got = std::abs(static_cast<double>(round_to_bf16(x)));
     ASSERT_EQ(got, nearest) << "x = " << x << " (0x" << std::hex << bits << ")";
-    ASSERT_EQ(std::signbit(cuda::round_to_bf16(x)), std::signbit(x));
+    ASSERT_EQ(std::signbit(round_to_bf16(x)), std::signbit(x));
   }
 }
 

@@ -4,7 +4,7 @@
 // (experiments/kernel_accuracy/bf16_emulation.h), everywhere; so the bf16 tolerance is checked
 // here against the emulation, and on a GPU against the device.
 // - The linear op equals the float64 reference run on the bf16-rounded operands, within the
-//   float32 tolerance: the backend rounds exactly as bf16_math.h (host-tested) and only the
+//   float32 tolerance: the backend rounds exactly as core/bf16.h (host-tested) and only the
 //   order of the float32 sums differs. On cuda this proves the bf16 path is taken and correct.
 // - The linear op and whole models (the three layouts of model_vs_reference_test.cc) agree with
 //   the float64 reference on the unrounded values within bf16_tolerance: what bf16 costs.
@@ -20,7 +20,7 @@
 #include "conformance/model/model_testing.h"
 #include "conformance/support/tensor_testing.h"
 #include "experiments/kernel_accuracy/bf16_emulation.h"
-#include "optimized/cuda/bf16_math.h"
+#include "core/bf16.h"
 #include "registry/registry.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
@@ -61,7 +61,7 @@ class Bf16Linear : public ::testing::TestWithParam<std::string> {
   // A float64 reference tensor of `t`'s values rounded to bfloat16 (t holds float32 values).
   Tensor rounded(const Tensor& t) {
     Tensor host = Tensor::empty(t.shape(), DType::f64);
-    for (std::int64_t i = 0; i < t.numel(); ++i) host.set(i, cuda::round_to_bf16(static_cast<float>(t.at(i))));
+    for (std::int64_t i = 0; i < t.numel(); ++i) host.set(i, round_to_bf16(static_cast<float>(t.at(i))));
     return reference_->upload(host);
   }
 

@@ -43,7 +43,7 @@ PY
 "$python" - "$scratch/info.json" <<'PY' || fail "info: $(head -c 400 "$scratch/info.json")"
 import json, sys
 info = json.load(open(sys.argv[1]))
-assert list(info)[:2] == ["config_hash", "paper"] or "paper" in info, info.keys()
+assert list(info)[:3] == ["parameters", "parameters_millions", "paper"], list(info)
 assert info["paper"]["model"] == "base" and 0.9 < info["paper"]["ratio"] < 1.1, info["paper"]
 assert "tensors" not in info, "the breakdown is printed unasked"
 PY

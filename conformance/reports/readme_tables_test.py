@@ -79,7 +79,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "  | variant | the paper's row: PPL / BLEU | sacreBLEU by seed | mean ± sd | validation PPL | test PPL | "
         "best step (end) | BLEU vs heads8 |",
         "  | heads1 | (A) h 1: 5.29 / 24.9 | 25.50, 26.30 | 25.90 ± 0.57 | 11.92, 11.65 | 14.25, 13.85 | "
-        "60 (cap), 60 (stopped at 60) | pooled -3.90 [-5.21, -2.63], p 0.001 |",
+        "60 (cap), 60 (stopped at 60) | -3.90 [-5.21, -2.63], p 1.0e-04 |",
         "  | heads4 | (A) h 4: 5.00 / 25.5 | 28.75, pending |  | 11.22, pending | 12.75, pending | 60 (cap), pending "
         "|  |",
         "  | heads8 | base: 4.92 / 25.8 | 30.12, 29.48 | 29.80 ± 0.45 | 10.68, 10.86 | 11.50, 11.90 | "
@@ -87,12 +87,12 @@ with tempfile.TemporaryDirectory() as tmp:
         "  | heads16 | (A) h 16: 4.91 / 25.8 | pending, pending |  | pending, pending | pending, pending | "
         "pending, pending |  |",
         "  | 8 heads translate better than 1 head (Table 3 (A)) | sacreBLEU | +4.62, +3.18 | "
-        "pooled +3.90 [+2.63, +5.21], p 0.001 | [-5.25, +13.05] | **reproduced** |",
-        "  | 8 heads reach a lower validation perplexity than 1 head | best val PPL | +1.24, +0.79 | "
-        "t [-1.85, +3.87] |  | **inconclusive** |",
+        "+3.90 [+2.63, +5.21] | 1.0e-04 | 3.0e-04 | 3.0e-04 |  | **reproduced** |",
+        "  | 8 heads reach a lower validation perplexity than 1 head | test PPL | +1.24, +0.79 | "
+        "+8.2% [-1.0%, +17.4%] | 0.066 | 0.198 | 0.099 | 7; 5 | **inconclusive** (within the cap) |",
         "  | 8 heads reach a lower test perplexity than 1 head | test PPL | heads1 diverged, no test_perplexity |  | "
-        " | **inconclusive** |",
-        "  | 4 heads translate as well as 8 | sacreBLEU, within ±1 | -1.37, pending |  |  | pending |",
+        " |  |  |  | **inconclusive** |",
+        "  | 4 heads translate as well as 8 | sacreBLEU, within ±1 | -1.37, pending |  | 0.024 |  |  |  | pending |",
     ]
     for row in expected:
         check(row in rows, "row: " + row.strip()[:60])

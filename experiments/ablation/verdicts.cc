@@ -1,4 +1,3 @@
-#include "experiments/run_folder/run_folder.h"
 #include "experiments/ablation/verdicts.h"
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
 #include "experiments/ablation/verdict_rule.h"
+#include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
 

@@ -7,19 +7,19 @@ namespace trepro::cli {
 
 namespace {
 
+// Edits (insert, delete, substitute, swap two neighbours) from a to b: the optimal string
+// alignment distance, so that "trian" is one edit from "train", as a typist would count it.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 std::vector<std::string> command_names(const CLI::App& app) {
@@ -56,7 +56,10 @@ std::string parse_hint(CLI::App& app, int argc, const char* const* argv) {
   if (argc < 2) return "";
   const std::string first = argv[1];
   if (first.empty() || first[0] == '-') return "";
-  CLI::App* command = app.get_subcommand_no_throw(first);
+  CLI::App* command = nullptr;
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(first)) command = sub;
+  }
   if (command == nullptr) {
     const std::string near = closest_name(first, command_names(app));
     return "trepro: unknown command \"" + first + "\"" + (near.empty() ? "" : "; did you mean \"" + near + "\"?") +

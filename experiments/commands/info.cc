@@ -31,7 +31,7 @@ Part part_of(const std::string& name) {
 
 // The paper's Table 3 counts (base 65M, big 213M, with a shared 37,000-token vocabulary): the
 // config's count beside the nearer of the two.
-nlohmann::json paper_comparison(std::int64_t total) {
+nlohmann::ordered_json paper_comparison(std::int64_t total) {
   constexpr double kBase = 65e6, kBig = 213e6;
   const double n = static_cast<double>(total);
   const bool big = std::abs(n - kBig) < std::abs(n - kBase);
@@ -41,7 +41,7 @@ nlohmann::json paper_comparison(std::int64_t total) {
 
 // Totals per part, and with `breakdown` per layer and per tensor; the parts add up to the total (checked by
 // conformance/model/parameter_count_test.cc for the paper's base config).
-nlohmann::json parameter_report(const Config& config, bool breakdown) {
+nlohmann::ordered_json parameter_report(const Config& config, bool breakdown) {
   std::int64_t total = 0;
   nlohmann::json summary = {{"embeddings", 0}, {"encoder", 0}, {"decoder", 0}, {"output_projection", 0}};
   nlohmann::json layers = nlohmann::json::object();
@@ -57,7 +57,8 @@ nlohmann::json parameter_report(const Config& config, bool breakdown) {
       layers[layer] = layers.value(layer, std::int64_t{0}) + n;
     }
   }
-  nlohmann::json report = {{"parameters", total},
+  // Ordered: the count and the paper's come first, where a reader looks.
+  nlohmann::ordered_json report = {{"parameters", total},
                             {"parameters_millions", static_cast<double>(total) / 1e6},
                             {"paper", paper_comparison(total)},
                             {"summary", summary},

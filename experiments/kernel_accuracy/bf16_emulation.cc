@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "core/forwarding_backend.h"
-#include "optimized/cuda/bf16_math.h"
+#include "core/bf16.h"
 
 namespace trepro::kernel_accuracy {
 namespace {
@@ -47,7 +47,7 @@ class Bf16Emulation final : public ForwardingBackend {
     Tensor r = inner().empty(x.shape(), DType::f32);
     const float* in = x.data<float>();
     float* out = r.data<float>();
-    for (std::int64_t i = 0; i < x.numel(); ++i) out[i] = cuda::round_to_bf16(in[i]);
+    for (std::int64_t i = 0; i < x.numel(); ++i) out[i] = round_to_bf16(in[i]);
     return r;
   }
 

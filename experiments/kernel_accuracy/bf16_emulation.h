@@ -2,7 +2,7 @@
 // bf16 costs in accuracy, measurable on a machine without a GPU.
 //
 // A float32 CPU backend whose linear layers first round their GEMM operands to bfloat16 with
-// the cuda kernels' own conversion (optimized/cuda/bf16_math.h) and then multiply in float32,
+// the cuda kernels' own conversion (core/bf16.h) and then multiply in float32,
 // as cuBLAS does in that mode (bf16 A and B, float32 accumulation and output). Everything the
 // cuda backend keeps in float32 in bf16 mode stays float32 here: bias and activation epilogues,
 // the bias gradient, attention, norms, softmax and loss, Adam. The one difference left is the

@@ -1,7 +1,7 @@
 // cuBLASLt / cuBLAS calls of the linear layer in float32 or bf16 (see linear_gemm.cuh).
 #include "optimized/cuda/linear_gemm.cuh"
 
-#include "optimized/cuda/bf16_math.h"
+#include "core/bf16.h"
 #include "optimized/cuda/kernel_support.cuh"
 
 namespace trepro::cuda {

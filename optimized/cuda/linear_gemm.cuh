@@ -1,6 +1,6 @@
 // The GEMMs of linear.cu in the backend's precision (core/backend.h, Precision).
 //   float32: the float tensors themselves, cuBLASLt or cublasSgemm, pedantic (no TF32).
-//   bf16:    both operands rounded to bfloat16 (bf16_math.h's float_to_bf16, round to nearest
+//   bf16:    both operands rounded to bfloat16 (core/bf16.h's float_to_bf16, round to nearest
 //            even) by a conversion kernel into scratch memory from the caching allocator, then
 //            cuBLASLt or cublasGemmEx with CUDA_R_16BF A and B, CUDA_R_32F C and D and
 //            CUBLAS_COMPUTE_32F: tensor-core products, float32 accumulation and results. The bias

@@ -1,5 +1,5 @@
 // float <-> bfloat16 conversion of the bf16 precision mode (train.precision "bf16"),
-// __host__ __device__ so that the conversion kernel, the host tests
+// __host__ __device__ (a core type, like core/dtype.h) so that the cuda conversion kernel, the host tests
 // (conformance/cuda/bf16_math_test.cc) and the host emulation in `trepro compare-kernels` all run
 // this one definition.
 //
@@ -19,7 +19,7 @@
 
 #include "core/host_device.h"
 
-namespace trepro::cuda {
+namespace trepro {
 
 using Bf16Bits = std::uint16_t;
 
@@ -48,4 +48,4 @@ TR_HOST_DEVICE inline float bf16_to_float(Bf16Bits b) {
 // The value a bf16 GEMM operand takes: x rounded to bfloat16, as a float.
 TR_HOST_DEVICE inline float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 
-}  // namespace trepro::cuda
+}  // namespace trepro
