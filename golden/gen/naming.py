@@ -4,15 +4,16 @@ nn.MultiheadAttention packs q, k, v into in_proj_weight [3d, d] / in_proj_bias [
 project has q_proj, k_proj, v_proj. Everything else is a rename:
   self_attn.out_proj -> self_attn.o_proj     multihead_attn -> cross_attn
   linear1 -> ffn.w1    linear2 -> ffn.w2     norm1/2/3 -> norm1/2/3
+The renaming rules live in one place, python/trepro_verdict/naming.py (the Python verdict
+package, numpy only); this module applies them to torch modules and tensors.
 """
+import os
+import sys
+
 import torch
 
-_RENAMES = [
-    ("multihead_attn.", "cross_attn."),
-    (".out_proj.", ".o_proj."),
-    ("linear1.", "ffn.w1."),
-    ("linear2.", "ffn.w2."),
-]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from trepro_verdict import naming as _names  # noqa: E402
 
 
 def project_tensors(torch_name, tensor, prefix_map):
@@ -20,17 +21,10 @@ def project_tensors(torch_name, tensor, prefix_map):
 
     prefix_map rewrites the module path first, e.g. {"transformer.encoder.": "encoder."}.
     """
-    name = torch_name
-    for old, new in prefix_map.items():
-        if name.startswith(old):
-            name = new + name[len(old):]
-            break
-    for old, new in _RENAMES:
-        name = name.replace(old, new)
-    if name.endswith(".in_proj_weight") or name.endswith(".in_proj_bias"):
-        base, kind = name.rsplit(".in_proj_", 1)
-        return {f"{base}.{p}_proj.{kind}": part for p, part in zip("qkv", torch.chunk(tensor, 3, dim=0))}
-    return {name: tensor}
+    names = _names.project_name_parts(torch_name, prefix_map)
+    if len(names) == 3:
+        return dict(zip(names, torch.chunk(tensor, 3, dim=0)))
+    return {names[0]: tensor}
 
 
 def load_project_values(module, values, prefix_map):
