@@ -42,7 +42,7 @@ def main():
         "python_version": platform.python_version(),
         "comparison": " ".join(tolerance.__doc__.split()),
         "zero_gradient_rule": tolerance.ZERO_GRADIENT_RULE,
-        "golden_parameter_formula": " ".join((values._unit_values.__doc__ + values.golden_parameter.__doc__).split()),
+        "golden_parameter_formula": values.FORMULA,
         "paths": "relative to golden/data/",
         "cases": entries,
     }

@@ -1,10 +1,14 @@
 """Deterministic values: seeded random inputs, the golden parameter formula, sinusoidal positions."""
-import hashlib
 import math
+import os
+import sys
 import zlib
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from trepro_verdict import golden as verdict_golden  # noqa: E402
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 SHORT = {"float64": "f64", "float32": "f32"}  # in file names
@@ -20,36 +24,20 @@ def uniform(gen, shape, lo=-1.0, hi=1.0):
     return lo + (hi - lo) * torch.rand(shape, dtype=torch.float64, generator=gen)
 
 
-def _unit_values(name, count):
-    """count values in [-1, 1): splitmix64 of (first 8 bytes of sha256(name)) + k * golden gamma.
-
-    Integer mixing and exact floating steps only, so the C++ tests (conformance/golden) compute
-    the same bits: that is how the paper-shaped model's weights are shared without committing
-    60 MB of them.
-    """
-    key = np.uint64(int(hashlib.sha256(name.encode()).hexdigest()[:16], 16))
-    with np.errstate(over="ignore"):
-        z = key + np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    # (z >> 11) < 2^53 converts exactly; the product by 2^-52 and the subtraction are exact too.
-    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-52 - 1.0
+# What MANIFEST.json says of the formula ("golden_parameter_formula"). The formula itself lives
+# once, in the Python verdict package (python/trepro_verdict/golden.py), which users run too.
+FORMULA = (
+    "count values in [-1, 1): splitmix64 of (first 8 bytes of sha256(name)) + k * golden gamma. Integer mixing "
+    "and exact floating steps only, so the C++ tests (conformance/golden) compute the same bits: that is how the "
+    "paper-shaped model's weights are shared without committing 60 MB of them. The value of parameter `name` "
+    "(project naming) in every layer and model case, float64. Matrices [out, in]: U(-a, a) with a = sqrt(3 / in), "
+    "variance 1/in, so activations stay O(1) (and sqrt(d) times the [V, d] embedding has unit scale). Norm gains "
+    "1 + U(-1/4, 1/4) and biases U(-1/8, 1/8): not 1 and 0, so a swapped or missing gain or bias is visible.")
 
 
 def golden_parameter(name, shape):
-    """The value of parameter `name` (project naming) in every layer and model case, float64.
-
-    Matrices [out, in]: U(-a, a) with a = sqrt(3 / in), variance 1/in, so activations stay O(1)
-    (and sqrt(d) times the [V, d] embedding has unit scale). Norm gains 1 + U(-1/4, 1/4) and
-    biases U(-1/8, 1/8): not 1 and 0, so a swapped or missing gain or bias is visible.
-    """
-    t = _unit_values(name, math.prod(shape)).reshape(shape)
-    if len(shape) == 2:
-        return torch.from_numpy(math.sqrt(3.0 / shape[1]) * t)
-    if name.endswith(".bias"):
-        return torch.from_numpy(0.125 * t)
-    return torch.from_numpy(1.0 + 0.25 * t)
+    """The value of parameter `name` (project naming) in every layer and model case, float64 (FORMULA)."""
+    return torch.from_numpy(verdict_golden.golden_parameter(name, shape))
 
 
 def sinusoidal(positions, d):

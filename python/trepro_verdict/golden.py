@@ -55,7 +55,7 @@ def data_sha256(tensors):
 
 
 # ---- The golden parameter formula (the manifest's "golden_parameter_formula") -------------------
-# The same bits as golden/gen/values.py and conformance/golden/golden_weights.cc; the weights it
+# The one Python copy (golden/gen/values.py imports it); the same bits as conformance/golden/golden_weights.cc; the weights it
 # gives are checked against the manifest's weights_data_sha256 before any case uses them.
 
 def unit_values(name, count):
