@@ -244,7 +244,9 @@ def seed_interval(entry):
 
 
 def p_value(entry):
-    return "" if entry.get("p_value") is None else f"{entry['p_value']:.3f}"
+    """As the claims tables write p: three decimals, or the exponent below 0.001 (not "0.000")."""
+    import readme_tables
+    return readme_tables.p_text(entry.get("p_value"))
 
 
 def confidence(ablation):

@@ -3,7 +3,7 @@
 # with an example; a typo of a command or an option gets the nearest name; --version; `backends`
 # marks the default; `info` leads with the count beside the paper's; an unavailable backend says
 # why; a trial `train` says what it does and for how many threads its pace is; and failures name
-# their cause and leave nothing behind (an empty train.log, a prepare's .lock).
+# their cause (a failed train in its log too) and leave nothing behind (a prepare's .lock).
 # usage: first_contact_test.sh TREPRO SOURCE_DIR
 trepro=$1
 source "$2/conformance/experiments/cli_fixture.sh"
@@ -31,7 +31,8 @@ if grep -q "ENUM:" <("$trepro" translate --help); then fail "translate --help sh
 # Typos get the nearest name; --version names the build.
 expect_failure 'unknown command "trian"; did you mean "train"?' "$trepro" trian
 expect_failure "unknown option --step; did you mean --steps?" "$trepro" train x.json --out "$scratch/r" --step 2
-"$trepro" --version | grep -q "^trepro " || fail "--version: $("$trepro" --version)"
+version=$("$trepro" --version)
+[[ $version == "trepro "* ]] || fail "--version: $version"
 
 # backends marks the one default; info leads with the count beside the paper's.
 "$python" - "$("$trepro" backends 2>/dev/null)" <<'PY' || fail "backends does not mark one default"
@@ -47,8 +48,9 @@ assert list(info)[:3] == ["parameters", "parameters_millions", "paper"], list(in
 assert info["paper"]["model"] == "base" and 0.9 < info["paper"]["ratio"] < 1.1, info["paper"]
 assert "tensors" not in info, "the breakdown is printed unasked"
 PY
-"$trepro" info "$2/experiments/configs/paper_base.json" --breakdown | grep -q '"tensors"' || fail "info --breakdown"
-if ! "$trepro" backends 2>/dev/null | grep -q '"cuda"'; then
+"$trepro" info "$2/experiments/configs/paper_base.json" --breakdown >"$scratch/breakdown.json"
+grep -q '"tensors"' "$scratch/breakdown.json" || fail "info --breakdown has no tensors"
+if [[ $("$trepro" backends 2>/dev/null) != *'"cuda"'* ]]; then
   expect_failure 'backend "cuda" is not available: ' "$trepro" compare-kernels --backend cuda --out "$scratch/k.json"
 fi
 
@@ -59,15 +61,18 @@ grep -q "parameters on .* threads)" "$scratch/trial.log" || fail "the trial does
 grep -q "data: encoding the training, validation and test splits" "$scratch/trial.log" || fail "encoding is silent"
 grep -q "^pace: .* here (.*, [0-9]* threads)$" "$scratch/trial.log" || fail "the pace does not name its threads"
 
-# Failures name their cause and leave no empty train.log, no prepare lock.
+# Failures name their cause: the log of a failed train says why; a prepare leaves no lock.
 sed "s|$scratch/data|$scratch/no_data|" "$scratch/tiny_multi30k.json" >"$scratch/no_data.json"
 expect_failure "data folder not found" "$trepro" train "$scratch/no_data.json" --out "$scratch/failed"
-[[ ! -e "$scratch/failed/train.log" ]] || fail "a failed train left an empty train.log"
+grep -q "^train: stopped: data folder not found" "$scratch/failed/train.log" ||
+  fail "a failed train's log does not say why it stopped: $(cat "$scratch/failed/train.log" 2>&1)"
 expect_failure "data folder not found" "$trepro" prepare "$scratch/no_data.json" --out "$scratch/prepared"
 [[ ! -e "$scratch/prepared.lock" ]] || fail "a failed prepare left its lock"
 "$trepro" prepare "$scratch/tiny_multi30k.json" --out "$scratch/prepared" >/dev/null || fail "prepare"
 [[ ! -e "$scratch/prepared.lock" ]] || fail "prepare left its lock"
 expect_failure "cannot open: No such file or directory" "$trepro" bleu "$scratch/missing.txt" "$scratch/missing.txt"
+expect_failure "missing.txt: cannot open: No such file or directory" \
+  "$trepro" translate "$scratch/trial" --input "$scratch/missing.txt"
 "$trepro" train "$2/experiments/configs/copy_tiny.json" --out "$scratch/copy" --steps 1 >/dev/null || fail "copy train"
 expect_failure "which has no vocabulary to translate with" "$trepro" translate "$scratch/copy" --input /dev/null
 

@@ -70,7 +70,7 @@ def summary_checks(out):
     check("| variant | settings | seeds run | best val PPL | test PPL | sacreBLEU | tok-lc BLEU | "
           "sacreBLEU vs heads8 [95% interval] | p | outcome |" in md, "ablation table header (mean ± sd, vs baseline)")
     check("| heads1 | model.heads=1 | 2/2 | 11.78 ± 0.19 | 14.05 ± 0.28 | 25.90 ± 0.57 | 28.65 ± 0.57 | "
-          "-3.90 [-5.21, -2.63] | 0.001 | worse |" in md, "heads1: mean ± sd over 2 seeds, BLEU vs the baseline, worse")
+          "-3.90 [-5.21, -2.63] | 1.0e-04 | worse |" in md, "heads1: mean ± sd over 2 seeds, BLEU vs the baseline, worse")
     check("| heads4 | model.heads=4 | 1/2 | 11.22 | 12.75 | 28.75 | 31.50 | -1.37 [-2.58, -0.19] | 0.024 | "
           "pending (1 of 2 seeds) |" in md, "heads4: one seed of two, its comparison pending")
     check("| heads8 | model.heads=8 | 2/2 | 10.77 ± 0.12 | 11.70 ± 0.28 | 29.80 ± 0.45 | 33.13 ± 0.38 | "

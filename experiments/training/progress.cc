@@ -1,6 +1,5 @@
 #include "experiments/training/progress.h"
 
-#include <filesystem>
 #include <unistd.h>
 
 #include <cerrno>
@@ -52,26 +51,12 @@ std::ofstream open_for_appending(const std::string& path) {
 }  // namespace
 
 Progress::Progress(const std::string& log_path, std::int64_t log_every)
-    : log_path_(log_path),
-      created_log_(!std::filesystem::exists(log_path)),
-      log_(open_for_appending(log_path)),
-      log_every_(log_every),
-      terminal_(isatty(STDOUT_FILENO) != 0) {}
-
-Progress::~Progress() {
-  if (!created_log_ || wrote_) return;
-  log_.close();
-  std::error_code ignored;
-  std::filesystem::remove(log_path_, ignored);
-}
+    : log_(open_for_appending(log_path)), log_every_(log_every), terminal_(isatty(STDOUT_FILENO) != 0) {}
 
 void Progress::step(const ProgressLine& line) {
   const std::string text = format_step_line(line);
   const bool plain = line.result.step % log_every_ == 0;
-  if (plain) {
-    log_ << text << std::endl;
-    wrote_ = true;
-  }
+  if (plain) log_ << text << std::endl;
   if (terminal_) {
     std::cout << "\r\033[K" << text << std::flush;
     line_open_ = true;
@@ -85,7 +70,6 @@ void Progress::note(const std::string& text) {
   line_open_ = false;
   std::cout << text << std::endl;
   log_ << text << std::endl;
-  wrote_ = true;
 }
 
 }  // namespace trepro

@@ -24,19 +24,11 @@ class Progress {
  public:
   // Appends to `log_path` (a resumed run continues the same log).
   Progress(const std::string& log_path, std::int64_t log_every);
-  // A log this Progress created and never wrote to is removed: a run that failed before its first
-  // line (a missing data folder) leaves no empty train.log behind.
-  ~Progress();
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
   void step(const ProgressLine& line);
   // A line that always appears on the terminal and in the log (validation, checkpoints, notes).
   void note(const std::string& text);
 
  private:
-  std::string log_path_;
-  bool created_log_;  // the log did not exist before
-  bool wrote_ = false;
   std::ofstream log_;
   std::int64_t log_every_;
   bool terminal_;

@@ -64,8 +64,13 @@ class Run {
         }
       }
       // The data before config.json: a missing data folder must not leave a config.json that
-      // marks the run folder as in use.
-      open_data();
+      // marks the run folder as in use. The log says why the run stopped, as the terminal does.
+      try {
+        open_data();
+      } catch (const std::exception& e) {
+        note(std::string("train: stopped: ") + e.what());
+        throw;
+      }
       save_config(config_, run_.config());
     }
     // The other ranks reuse the vocabulary rank 0 trained into the run folder, and rank 0 waits
