@@ -13,7 +13,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-BACKEND = re.compile(r"/(reference_f32|reference_f64|cpu_[a-z0-9]+|cuda)$")
+# ctest names a GoogleTest parameter's case "Suite.Test/cpu_avx2  # GetParam() = \"cpu-avx2\"".
+BACKEND = re.compile(r"/(reference_f32|reference_f64|cpu_[a-z0-9]+|cuda)(?:\s|$)")
 
 
 class SummaryError(Exception):
@@ -50,7 +51,7 @@ def run_lines(run_dir):
     except (OSError, json.JSONDecodeError) as e:
         raise SummaryError(f"{path}: cannot read the run report ({e})") from e
     test = report.get("test") or {}
-    parts = [f"{run_dir}: {report.get('status', '?')} after step {report.get('best', {}).get('step', '?')} (best)"]
+    parts = [f"{run_dir}: {report.get('status', '?')}, best step {report.get('best', {}).get('step', '?')}"]
     if "perplexity" in test:
         parts.append(f"test perplexity {test['perplexity']:.2f} on {test.get('split', 'test')}")
     if "bleu" in test:
