@@ -42,6 +42,14 @@ for v in summary["variants"]:
         assert report["config"]["train"]["seed"] == c["seed"], c
         assert "test_bleu" in c and "hypotheses" in c, c
         assert len(open(f"{folder}/{c['hypotheses']}").read().splitlines()) == 20, c
+        # Every cell decodes Multi30K's three test sets; the first is also the report's "test".
+        tests = report["tests"]
+        assert sorted(tests) == ["test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"], tests.keys()
+        assert tests["test_2016_flickr"]["bleu"] == report["test"]["bleu"], (tests, report["test"])
+        assert report["test"]["split"] == "test_2016_flickr", report["test"]
+        for split, lines in (("test_2017_flickr", 10), ("test_2017_mscoco", 10)):
+            hyp = f"{folder}/{c['report'].rsplit('/', 1)[0]}/{tests[split]['hypotheses_file']}"
+            assert len(open(hyp).read().splitlines()) == lines, (split, hyp)
     stats = v["statistics"]["test_bleu"]
     assert stats["n"] == 2 and stats["values"] == [c["test_bleu"] for c in v["cells"]], stats
 assert "vs_baseline" not in summary["variants"][0]

@@ -4,11 +4,12 @@ set -euo pipefail
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/trepro_cli_test.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
-# 120 pairs "ein hund nummer N läuft" / "a dog number N runs", and 20 for val and test.
+# 120 pairs "ein hund nummer N läuft" / "a dog number N runs", 20 for val and the 2016 test set,
+# 10 for each 2017 test set (the three that sweeps decode).
 make_multi30k_fixture() {
   local data="$scratch/data/multi30k" split first last i
   mkdir -p "$data"
-  for split in train:1:120 val:121:140 test_2016_flickr:141:160; do
+  for split in train:1:120 val:121:140 test_2016_flickr:141:160 test_2017_flickr:161:170 test_2017_mscoco:171:180; do
     IFS=: read -r name first last <<<"$split"
     for ((i = first; i <= last; i++)); do echo "ein hund nummer $i läuft $((i % 7)) mal"; done | gzip >"$data/$name.de.gz"
     for ((i = first; i <= last; i++)); do echo "a dog number $i runs $((i % 7)) times"; done | gzip >"$data/$name.en.gz"

@@ -55,19 +55,27 @@ grep -q "gpu-sweep: $scratch/spec.json with 1 cells at once" "$scratch/first.log
 expected="tiny/norm=post/seed_5/config.json
 tiny/norm=post/seed_5/report.json
 tiny/norm=post/seed_5/test_2016_flickr.best.hyp.en
+tiny/norm=post/seed_5/test_2017_flickr.best.hyp.en
+tiny/norm=post/seed_5/test_2017_mscoco.best.hyp.en
 tiny/norm=post/seed_5/train.log
 tiny/norm=pre/seed_5/config.json
 tiny/norm=pre/seed_5/report.json
 tiny/norm=pre/seed_5/test_2016_flickr.best.hyp.en
+tiny/norm=pre/seed_5/test_2017_flickr.best.hyp.en
+tiny/norm=pre/seed_5/test_2017_mscoco.best.hyp.en
 tiny/norm=pre/seed_5/train.log
 tiny/summary.json
 tiny2/relu/seed_5/config.json
 tiny2/relu/seed_5/report.json
 tiny2/relu/seed_5/test_2016_flickr.best.hyp.en
+tiny2/relu/seed_5/test_2017_flickr.best.hyp.en
+tiny2/relu/seed_5/test_2017_mscoco.best.hyp.en
 tiny2/relu/seed_5/train.log
 tiny2/relu/seed_7/config.json
 tiny2/relu/seed_7/report.json
 tiny2/relu/seed_7/test_2016_flickr.best.hyp.en
+tiny2/relu/seed_7/test_2017_flickr.best.hyp.en
+tiny2/relu/seed_7/test_2017_mscoco.best.hyp.en
 tiny2/relu/seed_7/train.log
 tiny2/summary.json"
 [[ $(tar -tzf "$scratch/first/sweep.tar.gz" | sort) == "$expected" ]] ||
@@ -76,7 +84,7 @@ tiny2/summary.json"
 # --results packs what has finished, as a second device call does while a detached sweep runs.
 RESULTS=$scratch/now GPU_SWEEP_ROOT=$scratch/root "$2/scripts/gpu-sweep" --results >"$scratch/now.log" ||
   fail "--results: $(cat "$scratch/now.log")"
-grep -q "gpu-sweep: 4 finished cells, 18 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
+grep -q "gpu-sweep: 4 finished cells, 26 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
   fail "--results said: $(cat "$scratch/now.log")"
 [[ $(tar -tzf "$scratch/now/sweep.tar.gz" | sort) == "$expected" ]] || fail "--results packed other files"
 

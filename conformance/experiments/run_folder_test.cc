@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "conformance/support/scratch_dir.h"
 #include "experiments/ablation/stale_cells.h"
+#include "experiments/ablation/twin_cells.h"
 #include "experiments/run_folder/report_sections.h"
 
 namespace trepro::testing {
@@ -122,6 +123,35 @@ TEST(StaleCells, ACellIsStaleWhenItTrainedAnotherConfig) {
   explicit_head_dim.model.head_dim = wanted.model.d_head();
   EXPECT_TRUE(cell_config_differences(wanted, config_to_json(explicit_head_dim), "r", CellStage::finished).empty())
       << "head_dim 0 is d_model / heads, as twin cells compare it";
+}
+
+// A sweep decodes Multi30K's three test sets; cells decoded before it did keep their one.
+TEST(UndecodedTestSets, ANewCellNeedsAllThreeAnOldOneItsOne) {
+  nlohmann::json report = {{"status", "finished"},
+                           {"config", {{"data", {{"dataset", "multi30k"}}}}},
+                           {"best", {{"step", 40}}},
+                           {"test", nlohmann::json::object()}};
+  EXPECT_EQ(undecoded_test_sets(report, "r"),
+            (std::vector<std::string>{"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"}));
+  EXPECT_FALSE(cell_report_complete(report, "r"));
+  report["test"]["bleu"] = 30.0;
+  EXPECT_TRUE(undecoded_test_sets(report, "r").empty()) << "a cell decoded before the three test sets is done";
+  report["tests"]["test_2016_flickr"]["bleu"] = 30.0;
+  EXPECT_EQ(undecoded_test_sets(report, "r"), (std::vector<std::string>{"test_2017_flickr", "test_2017_mscoco"}));
+  report["tests"]["test_2017_flickr"]["bleu"] = 31.0;
+  report["tests"]["test_2017_mscoco"] = {{"loss", 2.0}};  // its loss written, its decoding not
+  EXPECT_EQ(undecoded_test_sets(report, "r"), (std::vector<std::string>{"test_2017_mscoco"}));
+  report["tests"]["test_2017_mscoco"]["bleu"] = 25.0;
+  EXPECT_TRUE(cell_report_complete(report, "r"));
+
+  report["best"]["step"] = 0;
+  report.erase("tests");
+  report["test"].erase("bleu");
+  EXPECT_TRUE(undecoded_test_sets(report, "r").empty()) << "no best checkpoint: nothing to decode";
+  report["best"]["step"] = 40;
+  report["config"]["data"]["dataset"] = "copy";
+  EXPECT_TRUE(undecoded_test_sets(report, "r").empty()) << "the copy task has no test set to decode";
+  EXPECT_THROW(undecoded_test_sets(nlohmann::json{{"status", "finished"}}, "r"), std::runtime_error);
 }
 
 TEST(StaleCells, ABudgetInsideTheWarmupIsWarnedAbout) {

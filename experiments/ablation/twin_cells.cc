@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_input.h"
+#include "experiments/data/multi30k.h"
 #include "experiments/run_folder/run_folder.h"
 
 namespace trepro {
@@ -12,17 +13,34 @@ namespace trepro {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+std::vector<std::string> undecoded_test_sets(const json& report, const std::string& source) {
+  try {
+    const bool decodes = report.at("config").at("data").at("dataset").get<std::string>() == "multi30k";
+    if (!decodes || report.at("best").at("step").get<std::int64_t>() == 0) return {};
+    if (report.at("test").contains("bleu") && !report.contains("tests")) return {};
+    const json tests = report.value("tests", json::object());
+    std::vector<std::string> missing;
+    for (const std::string_view set : kMulti30kTestSets) {
+      const std::string split(set);
+      if (!tests.contains(split) || !tests[split].contains("bleu")) missing.push_back(split);
+    }
+    return missing;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
+                             e.what() + ")");
+  }
+}
+
 bool cell_report_complete(const json& report, const std::string& source) {
   if (report.is_null()) return false;
   try {
     const std::string status = report.at("status").get<std::string>();
     if (status != "finished" && status != "non_finite") return false;
-    const bool decodes = report.at("config").at("data").at("dataset").get<std::string>() == "multi30k";
-    return !decodes || report.at("test").contains("bleu") || report.at("best").at("step").get<std::int64_t>() == 0;
   } catch (const json::exception& e) {
     throw std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
                              e.what() + ")");
   }
+  return undecoded_test_sets(report, source).empty();
 }
 
 std::string cell_identity(Config config) {

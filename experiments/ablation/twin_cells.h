@@ -20,10 +20,17 @@
 
 namespace trepro {
 
-// Whether a cell's run report says it is done: trained to the end (or diverged) and decoded when
-// its data can be. A diverged cell decodes its best checkpoint from before the divergence, when it
-// had one: that model is its result. False for a null report (nothing run). Throws naming
+// The Multi30K test sets (kMulti30kTestSets, the primary first) a finished cell has not decoded
+// yet: none for another corpus or a cell with no best checkpoint (it diverged before its first
+// validation), and none for a cell decoded before sweeps decoded all three (a "test" with BLEU
+// and no "tests": its checkpoints are gone, its one test set is its result). Throws naming
 // `source` (the report's file) when the report lacks the fields that say so.
+std::vector<std::string> undecoded_test_sets(const nlohmann::json& report, const std::string& source);
+
+// Whether a cell's run report says it is done: trained to the end (or diverged) and decoded when
+// its data can be (undecoded_test_sets). A diverged cell decodes its best checkpoint from before
+// the divergence, when it had one: that model is its result. False for a null report (nothing
+// run). Throws naming `source` when the report lacks the fields that say so.
 bool cell_report_complete(const nlohmann::json& report, const std::string& source);
 
 // Equal for two cells exactly when their configs train the same model the same way: the config

@@ -31,6 +31,7 @@
 #include "experiments/commands/backend_choice.h"
 #include "experiments/commands/commands.h"
 #include "experiments/commands/evaluate.h"
+#include "experiments/data/multi30k.h"
 #include "experiments/run_folder/run_folder.h"
 #include "experiments/training/train_run.h"
 #include "model/trainer.h"
@@ -209,12 +210,14 @@ CellOutcome run_cell(const AblateOptions& o, const Cell& cell, bool may_defer) {
     train_cell(o, cell, run);
     report = read_report(run);
   }
-  if (!cell_report_complete(report, run.report())) {
-    std::cout << "ablate: " << cell.name() << ": decoding the test split" << std::endl;
+  for (const std::string& split : undecoded_test_sets(report, run.report())) {
+    std::cout << "ablate: " << cell.name() << ": decoding " << split << std::endl;
     EvaluateOptions evaluate;
     evaluate.model.run_dir = run.root().string();
     evaluate.model.backend = o.backend;
     evaluate.data_dir = o.data_dir;
+    evaluate.split = split;
+    evaluate.additional_test_set = split != kMulti30kTestSets.front();
     evaluate_run(evaluate);
   }
   return CellOutcome::done;

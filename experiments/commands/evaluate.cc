@@ -118,7 +118,8 @@ void evaluate_run(const EvaluateOptions& o) {
 
   const SplitLoss loss = split_loss(t, text, o.search.max_tokens);
   const TestDecoding decoding = score_decoding(o, t, hypotheses, text, loss, hypotheses_file);
-  record_decoded_test(run, {o.split, run.relative(t.checkpoint), t.checkpoint_step, loss.loss.loss}, decoding);
+  record_decoded_test(run, {o.split, run.relative(t.checkpoint), t.checkpoint_step, loss.loss.loss}, decoding,
+                      o.additional_test_set ? TestRole::additional : TestRole::primary);
   print_evaluation(o, t, decoding, loss, run);
 }
 

@@ -14,9 +14,13 @@ struct EvaluateOptions {
   std::string split = "test_2016_flickr";
   std::string data_dir;
   bool paper_wmt14 = false;  // also the paper's BLEU (experiments/bleu/paper_bleu.h)
+  // Recorded only under "tests"/<split>, "test" left to the split the run is judged on (ablate's
+  // other Multi30K test sets).
+  bool additional_test_set = false;
 };
 
-// Writes RUN/<split>.<checkpoint>.hyp.<language> and RUN/report.json's "test" object; prints the
+// Writes RUN/<split>.<checkpoint>.hyp.<language> and RUN/report.json's "tests"/<split> (and "test",
+// unless additional_test_set) object; prints the
 // scores. Throws naming the file when the run or the data cannot be read.
 void evaluate_run(const EvaluateOptions& options);
 

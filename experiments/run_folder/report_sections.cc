@@ -19,11 +19,9 @@ nlohmann::json test_loss_json(const TestLoss& test) {
           {"perplexity", std::exp(test.loss)}};
 }
 
-void record_decoded_test(const RunFolder& run, const TestLoss& loss, const TestDecoding& decoded) {
-  std::optional<nlohmann::json> report = run.read_report();
-  if (!report) throw std::runtime_error(run.report() + ": missing: a run folder that `trepro train` wrote has one");
-  nlohmann::json& test = (*report)["test"];
-  if (!test.is_object()) test = nlohmann::json::object();
+namespace {
+
+void set_decoded_fields(nlohmann::json& test, const TestLoss& loss, const TestDecoding& decoded) {
   test.update(test_loss_json(loss));
   test["bleu"] = decoded.bleu;
   test["bleu_signature"] = decoded.bleu_signature;
@@ -36,6 +34,21 @@ void record_decoded_test(const RunFolder& run, const TestLoss& loss, const TestD
     test["bleu_paper_wmt14"] = decoded.paper_wmt14->score;
     test["bleu_paper_wmt14_signature"] = decoded.paper_wmt14->signature;
     test["decoding"]["bleu_paper_wmt14_verbose"] = decoded.paper_wmt14->verbose;
+  }
+}
+
+}  // namespace
+
+void record_decoded_test(const RunFolder& run, const TestLoss& loss, const TestDecoding& decoded, TestRole role) {
+  std::optional<nlohmann::json> report = run.read_report();
+  if (!report) throw std::runtime_error(run.report() + ": missing: a run folder that `trepro train` wrote has one");
+  nlohmann::json one = nlohmann::json::object();
+  set_decoded_fields(one, loss, decoded);
+  (*report)["tests"][loss.split] = one;
+  if (role == TestRole::primary) {
+    nlohmann::json& test = (*report)["test"];
+    if (!test.is_object()) test = nlohmann::json::object();
+    set_decoded_fields(test, loss, decoded);
   }
   run.write_report(*report);
 }

@@ -45,9 +45,14 @@ struct TestDecoding {
   std::optional<PaperBleu> paper_wmt14;
 };
 
-// Replaces the report's "test" with `loss` and `decoding` (a paper's BLEU of an earlier decoding
-// does not survive a decoding without it), keeping every other section; throws naming the file
-// when the run has no report.
-void record_decoded_test(const RunFolder& run, const TestLoss& loss, const TestDecoding& decoding);
+// Whether a decoding's figures also become the report's "test" (the split the run is judged on),
+// or are one more test set beside it.
+enum class TestRole { primary, additional };
+
+// Records `loss` and `decoding` under "tests"/<split>; a primary decoding also replaces "test" (a
+// paper's BLEU of an earlier decoding does not survive a decoding without it). Keeps every other
+// section; throws naming the file when the run has no report.
+void record_decoded_test(const RunFolder& run, const TestLoss& loss, const TestDecoding& decoding,
+                         TestRole role = TestRole::primary);
 
 }  // namespace trepro
