@@ -13,6 +13,15 @@ namespace trepro {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+std::runtime_error not_a_cell_report(const std::string& source, const json::exception& e) {
+  return std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
+                            e.what() + ")");
+}
+
+}  // namespace
+
 std::vector<std::string> undecoded_test_sets(const json& report, const std::string& source) {
   try {
     const bool decodes = report.at("config").at("data").at("dataset").get<std::string>() == "multi30k";
@@ -26,8 +35,7 @@ std::vector<std::string> undecoded_test_sets(const json& report, const std::stri
     }
     return missing;
   } catch (const json::exception& e) {
-    throw std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
-                             e.what() + ")");
+    throw not_a_cell_report(source, e);
   }
 }
 
@@ -37,8 +45,7 @@ bool cell_report_complete(const json& report, const std::string& source) {
     const std::string status = report.at("status").get<std::string>();
     if (status != "finished" && status != "non_finite") return false;
   } catch (const json::exception& e) {
-    throw std::runtime_error(source + ": not a run report with status, config.data.dataset, test and best.step (" +
-                             e.what() + ")");
+    throw not_a_cell_report(source, e);
   }
   return undecoded_test_sets(report, source).empty();
 }
