@@ -259,6 +259,7 @@ TEST(PreparedCorpus, RemovesTheFoldersOfKilledPreparesAndRefusesASecondPrepare) 
   EXPECT_FALSE(fs::exists(older_format));
   EXPECT_TRUE(fs::exists(other_folder));  // another folder's
   EXPECT_TRUE(fs::exists(fs::path(out) / "manifest.json"));
+  EXPECT_FALSE(fs::exists(out + ".lock")) << "prepare removes its lock when it ends";
   EXPECT_NE(std::find(notes.begin(), notes.end(),
                       "prepare: removed " + killed.string() + ", left by a prepare that was killed"),
             notes.end());
