@@ -40,6 +40,10 @@ struct ChildSweep {
 // names of the cells whose child failed. Throws when a child cannot be started.
 std::vector<std::string> run_children(const ChildSweep& sweep);
 
+// Runs `argv` (argv[0]: the program's path) with this process's environment and output, and waits
+// for it; true when it exited with 0, false when it could not start or failed.
+bool run_to_completion(const std::vector<std::string>& argv);
+
 // In a child of a sweep: dies with the sweep (a sweep killed and rerun must not find the killed
 // sweep's children still training its cells). Does nothing in a process no sweep started.
 void end_with_parent();

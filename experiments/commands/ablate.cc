@@ -8,9 +8,6 @@
 //   --jobs N               N cells at once, each a child process with its share of the threads
 //   --share-cells DIR      train a cell another sweep under DIR also has only once
 //                          (experiments/ablation/twin_cells.h)
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
@@ -36,8 +33,6 @@
 #include "experiments/training/train_run.h"
 #include "model/trainer.h"
 #include "registry/registry.h"
-
-extern char** environ;
 
 namespace trepro::cli {
 
@@ -287,19 +282,9 @@ std::vector<std::string> run_in_children(const AblateOptions& o, std::deque<Cell
 // source tree) the sweep still succeeds and says how to print them.
 void print_summary_tables(const std::string& summary_path) {
   const std::string render = std::string(TREPRO_SOURCE_DIR) + "/reports/render.py";
-  std::vector<std::string> args = {"/usr/bin/python3", render, "--tables", summary_path};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   std::cout.flush();
-  pid_t pid = 0;
-  int status = -1;
-  if (fs::exists(render) && posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0) {
-    waitpid(pid, &status, 0);
-  }
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-    std::cout << "ablate: the tables: /usr/bin/python3 reports/render.py --tables " << summary_path << std::endl;
-  }
+  if (fs::exists(render) && run_to_completion({"/usr/bin/python3", render, "--tables", summary_path})) return;
+  std::cout << "ablate: the tables: /usr/bin/python3 reports/render.py --tables " << summary_path << std::endl;
 }
 
 void run_ablation(const AblateOptions& o) {
