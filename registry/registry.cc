@@ -70,10 +70,7 @@ std::unique_ptr<Backend> make_reference_backend(DType dtype) {
 
 std::unique_ptr<Backend> make_fastest_backend(DType dtype) {
   if (dtype != DType::f32) return make_reference_backend(dtype);
-  for (const BackendInfo& info : available_backends()) {
-    if (info.name == "cuda") return info.create();
-  }
-  return make_backend("cpu");
+  return make_backend(default_backend_name());
 }
 
 int default_host_threads() { return cpu::default_thread_count(); }

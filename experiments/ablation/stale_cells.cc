@@ -1,6 +1,7 @@
 #include "experiments/ablation/stale_cells.h"
 
 #include <map>
+#include <set>
 
 namespace trepro {
 
@@ -39,11 +40,11 @@ std::vector<std::string> cell_config_differences(const Config& wanted, const nlo
                                                  const std::string& source, CellStage stage) {
   const auto want = comparable(wanted, stage);
   const auto had = comparable(config_from_json(recorded, source + ": config"), stage);
-  std::map<std::string, bool> keys;
-  for (const auto& [key, value] : want) keys[key] = true;
-  for (const auto& [key, value] : had) keys[key] = true;
+  std::set<std::string> keys;
+  for (const auto& [key, value] : want) keys.insert(key);
+  for (const auto& [key, value] : had) keys.insert(key);
   std::vector<std::string> differences;
-  for (const auto& [key, unused] : keys) {
+  for (const std::string& key : keys) {
     if (shown(want, key) != shown(had, key)) differences.push_back(key + ": " + shown(had, key) + " -> " + shown(want, key));
   }
   return differences;

@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
-#include "experiments/run_folder/run_folder.h"  // identity_lock_path: held while a cell of one identity trains
 
 namespace trepro {
 

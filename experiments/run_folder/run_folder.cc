@@ -58,7 +58,7 @@ std::optional<nlohmann::json> RunFolder::read_report() const {
   const std::string path = report();
   if (!fs::exists(path)) return std::nullopt;
   nlohmann::json parsed = read_json_file(path);
-  if (!parsed.is_object()) throw std::runtime_error(path + ": expected a run report (a JSON object)");
+  if (!parsed.is_object()) throw JsonInputError(path + ": expected a run report (a JSON object)");
   return parsed;
 }
 

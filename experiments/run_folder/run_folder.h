@@ -58,8 +58,8 @@ class RunFolder {
   // `path` relative to the folder when it lies inside it (how a report names its files), else as given.
   std::string relative(const std::string& path) const;
 
-  // The run report: nullopt when the folder has none yet; throws naming the file when it is not a
-  // JSON object.
+  // The run report: nullopt when the folder has none yet; throws naming the file when it cannot be
+  // read (std::runtime_error) or is not a JSON object (JsonInputError, core/json_input.h).
   std::optional<nlohmann::json> read_report() const;
   // Replaces the report, atomically.
   void write_report(const nlohmann::json& report) const;

@@ -170,7 +170,7 @@ nlohmann::json previous_test_fields(const RunFolder& folder) {
     const std::optional<nlohmann::json> report = folder.read_report();
     const nlohmann::json test = report ? report->value("test", nlohmann::json::object()) : nlohmann::json::object();
     return test.is_object() ? test : nlohmann::json::object();
-  } catch (const std::runtime_error&) {  // not JSON, or not an object
+  } catch (const JsonInputError&) {  // not JSON, or not an object: rewritten whole
     return nlohmann::json::object();
   }
 }
