@@ -152,10 +152,21 @@ def power(claim):
     return "" if not pw else f"{seeds_text(pw['seeds_per_arm_at_paper_effect'])}; {seeds_text(pw['seeds_per_arm_at_observed_effect'])}"
 
 
-def verdict_text(claim):
+def recipe_text(claim):
+    """A recipe check's state: pending, or the recipe each arm was judged under."""
+    check = claim.get("recipe_check")
+    if not check:
+        return ""
+    if not check["status"].startswith("done"):
+        return f" (recipe check with {check['recipe']} pending)"
+    chosen = ", ".join(f"{arm} {entry['chosen']}" for arm, entry in check["arms"].items())
+    return f" (recipes chosen on validation: {chosen})"
+
+
+def verdict_text(claim, seeds):
     if claim["verdict"] == "pending":
-        return "pending"
-    return f"**{claim['verdict']}**" + (" (within the cap)" if claim.get("within_cap") else "")
+        return render.verdict(claim, seeds)
+    return f"**{claim['verdict']}**" + (" (within the cap)" if claim.get("within_cap") else "") + recipe_text(claim)
 
 
 def claims_table(ablation):
@@ -164,12 +175,12 @@ def claims_table(ablation):
              "|---|---|---|---|---|---|---|---|---|"]
     for c in ablation.claims:
         seen = {s["seed"]: s for s in c["per_seed"]}
-        leads = ", ".join(render.seed_result(seen[s]) if s in seen else "pending" for s in ablation.seeds)
+        leads = ", ".join(render.seed_result(seen[s]) if s in seen else "pending" for s in c.get("seeds", ablation.seeds))
         metric = render.METRIC_LABELS.get(c.get("measured_on", c["metric"]), c["metric"])
         if "equivalent" in c:
             metric += f", within ±{c['margin']:g}"
         lines.append(f"| {render.cell(c['claim'])} | {metric} | {leads} | {difference(c)} | {p_text(c.get('p_value'))} | "
-                     f"{p_text(c.get('p_holm'))} | {p_text(c.get('q_bh'))} | {power(c)} | {verdict_text(c)} |")
+                     f"{p_text(c.get('p_holm'))} | {p_text(c.get('q_bh'))} | {power(c)} | {verdict_text(c, ablation.seeds)} |")
     return lines
 
 

@@ -213,7 +213,7 @@ def advantage(entry):
 def verdict(entry, seeds):
     """The verdict; a pending one says how many seeds it has."""
     if entry["verdict"] == "pending":
-        return f"pending ({len(entry['per_seed'])} of {len(seeds)} seeds)"
+        return f"pending ({len(entry['per_seed'])} of {len(entry.get('seeds', seeds))} seeds)"
     return entry["verdict"]
 
 

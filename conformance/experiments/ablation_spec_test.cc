@@ -271,5 +271,70 @@ TEST(AblationSpec, BadSeedsAndClaimsAreErrorsNamingTheKey) {
   EXPECT_NE(spec_with("claim_extra", "claims", json::array({extra})).find("claims[0].p: unknown key"), std::string::npos);
 }
 
+// Variants a, b and c at seeds 1 and 2; `claim` (b against a) and the spec's `recipes`.
+std::string claims_spec(const std::string& name, const json& claim, const json& recipes = json::object()) {
+  return write_spec(name, {{"name", "n"},
+                           {"base", "base.json"},
+                           {"seeds", {1, 2}},
+                           {"recipes", recipes},
+                           {"variants", {{{"name", "a"}, {"set", {{"model.dropout", 0.1}}}},
+                                         {{"name", "b"}, {"set", {{"model.dropout", 0.2}}}},
+                                         {{"name", "c"}, {"set", {{"model.dropout", 0.3}}}}}},
+                           {"claims", json::array({claim})}});
+}
+
+// A claim's "seeds": N, fixed before its runs, are its two arms' alone; fewer than the spec's is
+// an error, since the spec's seeds are every variant's.
+TEST(AblationSpec, AClaimsSeedsExtendItsArmsAlone) {
+  const json claim = {{"claim", "b wins"}, {"better", "b"}, {"worse", "a"}, {"metric", "bleu"}, {"seeds", 4}};
+  const AblationSpec spec = load_ablation_spec(claims_spec("claim_seeds", claim));
+  const std::vector<std::uint64_t> four = {1, 2, 3, 4}, two = {1, 2};
+  EXPECT_EQ(spec.claims[0].seeds, four);
+  EXPECT_EQ(spec.find_variant("a")->seeds, four);
+  EXPECT_EQ(spec.find_variant("b")->seeds, four);
+  EXPECT_EQ(spec.find_variant("c")->seeds, two);
+  EXPECT_EQ(spec.seeds, two);
+  json fewer = claim;
+  fewer["seeds"] = 1;
+  EXPECT_NE(error_of(claims_spec("claim_seeds_fewer", fewer)).find("claims[0].seeds: expected the number of seeds per arm, at least the spec's 2, got 1"),
+            std::string::npos);
+  json listed = claim;
+  listed["seeds"] = {1, 2, 3};
+  EXPECT_NE(error_of(claims_spec("claim_seeds_list", listed)).find("claims[0].seeds: expected the number"), std::string::npos);
+  json without = claim;
+  without.erase("seeds");
+  EXPECT_EQ(load_ablation_spec(claims_spec("claim_seeds_default", without)).claims[0].seeds, two);
+}
+
+// A recipe check runs each arm under the named recipe too: the arm's own overrides, then the
+// recipe's, at the claim's seeds; a variant shared by two checks is one.
+TEST(AblationSpec, ARecipeCheckRunsEachArmUnderTheRecipeToo) {
+  const json recipes = {{"clip1", {{"train.clip_norm", 1.0}}}};
+  json claim = {{"claim", "b wins"}, {"better", "b"}, {"worse", "a"}, {"metric", "bleu"}, {"seeds", 3}, {"recipe_check", "clip1"}};
+  const AblationSpec spec = load_ablation_spec(claims_spec("recipe_check", claim, recipes));
+  ASSERT_EQ(spec.variants.size(), 5u);
+  const AblationVariant* b = spec.find_variant("b,recipe=clip1");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->recipe, "clip1");
+  EXPECT_EQ(b->set, spec.find_variant("b")->set);
+  EXPECT_EQ(b->config.train.clip_norm, 1.0);
+  EXPECT_EQ(b->config.model.dropout, 0.2);
+  EXPECT_EQ(spec.find_variant("b")->config.train.clip_norm, 0.0);
+  EXPECT_EQ(spec.find_variant("a,recipe=clip1")->seeds, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_TRUE(spec.find_variant("a")->recipe.empty());
+  EXPECT_EQ(spec.claims[0].recipe_check, "clip1");
+
+  json unknown = claim;
+  unknown["recipe_check"] = "warmup";
+  EXPECT_NE(error_of(claims_spec("recipe_unknown", unknown, recipes)).find("claims[0].recipe_check: \"warmup\" is not one of the spec's \"recipes\""),
+            std::string::npos);
+  EXPECT_NE(error_of(claims_spec("recipe_seed", claim, {{"clip1", {{"train.seed", 4}}}})).find("recipes.clip1.train.seed: a recipe cannot choose the seed"),
+            std::string::npos);
+  EXPECT_NE(error_of(claims_spec("recipe_typo", claim, {{"clip1", {{"train.clip", 1.0}}}})).find("recipes.clip1 on variant \"b\".train.clip"),
+            std::string::npos);
+  EXPECT_NE(error_of(claims_spec("recipe_empty", claim, {{"clip1", json::object()}})).find("recipes.clip1: expected a non-empty object"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace trepro

@@ -47,6 +47,15 @@ struct Sweep {
     spec = load_ablation_spec((dir / "spec.json").string());
   }
 
+  // Rewrites spec.json with `change` and loads it again.
+  template <class Change>
+  void respec(Change change) {
+    json document = json::parse(std::ifstream(dir / "spec.json"));
+    change(document);
+    std::ofstream(dir / "spec.json") << document.dump();
+    spec = load_ablation_spec((dir / "spec.json").string());
+  }
+
   // A cell's report.json with the fields the summary reads; bleu < 0: none. `dataset` multi30k:
   // a cell ablate decodes after training.
   void cell(const std::string& variant, int seed, const std::string& status, double perplexity, double bleu,
@@ -319,6 +328,72 @@ TEST(AblationSummary, FinalTrainingLossAveragesTheLastStepsOfTheCurve) {
   EXPECT_EQ(final_training_loss(curve, 3), (4 * 3.0 + 2 * 1.0) / 6);
   EXPECT_EQ(final_training_loss(curve, 100), (9.0 + 4 * 3.0 + 2 * 1.0) / 7);
   EXPECT_EQ(final_training_loss(json::array(), 50), 0.0);
+}
+
+// A claim given 3 seeds per arm is pending until its third seed has run, whatever the first two
+// show, and stays in Holm's family meanwhile (as p = 1: the family is the claims planned).
+TEST(AblationSummary, AClaimWithMoreSeedsWaitsForThemAll) {
+  Sweep sweep("claim_seeds");
+  sweep.respec([](json& spec) { spec["claims"][0]["seeds"] = 3; });
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 10.1, 29.1);
+  sweep.cell("b", 1, "finished", 9.0, 31.0);
+  sweep.cell("b", 2, "finished", 9.1, 31.1);
+  json summary = sweep.summary();
+  EXPECT_EQ(summary["claims"][0]["verdict"], "pending");
+  EXPECT_EQ(summary["claims"][0]["seeds"], (json{1, 2, 3}));
+  EXPECT_FALSE(summary["claims"][0].contains("p_holm"));
+  EXPECT_EQ(summary["claims"][1]["verdict"], "contradicted");
+  EXPECT_EQ(summary["adjustment"]["claims"], 4);
+  EXPECT_EQ(summary["adjustment"]["pending"], 1);
+  EXPECT_EQ(variant_of(summary, "a")["cells"][2]["status"], "not_run");
+  sweep.cell("a", 3, "finished", 10.05, 29.05);
+  sweep.cell("b", 3, "finished", 9.05, 31.05);
+  summary = sweep.summary();
+  EXPECT_EQ(summary["claims"][0]["verdict"], "reproduced");
+  EXPECT_EQ(summary["claims"][0]["per_seed"].size(), 3u);
+  EXPECT_EQ(summary["claims"][2]["per_seed"].size(), 2u);  // the spec's seeds
+  EXPECT_EQ(summary["adjustment"]["pending"], 0);
+}
+
+// b beats a under the spec's recipe; under recipe r, a improves and b does not. Each arm takes the
+// recipe with its lower mean validation perplexity, and the claim is judged on those: a under r
+// beats b, and the seed variance is both recipes' pools together.
+TEST(AblationSummary, ARecipeCheckJudgesEachArmUnderItsChosenRecipe) {
+  Sweep sweep("recipe_check");
+  sweep.respec([](json& spec) {
+    spec["recipes"] = {{"r", {{"train.clip_norm", 1.0}}}};
+    spec["claims"][0]["recipe_check"] = "r";
+  });
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 10.1, 29.1);
+  sweep.cell("b", 1, "finished", 9.0, 31.0);
+  sweep.cell("b", 2, "finished", 9.1, 31.1);
+  json summary = sweep.summary();
+  json claim = summary["claims"][0];
+  EXPECT_EQ(claim["verdict"], "reproduced");
+  EXPECT_EQ(claim["recipe_check"]["status"], "pending: the verdict is on the spec's recipe until every candidate cell has finished");
+  EXPECT_TRUE(claim["recipe_check"]["arms"]["a"]["chosen"].is_null());
+  EXPECT_EQ(variant_of(summary, "a,recipe=r")["recipe"], "r");
+  EXPECT_FALSE(variant_of(summary, "a,recipe=r").contains("vs_baseline"));
+
+  sweep.cell("a,recipe=r", 1, "finished", 8.0, 33.0);
+  sweep.cell("a,recipe=r", 2, "finished", 8.1, 33.1);
+  sweep.cell("b,recipe=r", 1, "finished", 9.5, 30.0);
+  sweep.cell("b,recipe=r", 2, "non_finite", 9.6, -1.0);  // a diverged candidate loses
+  summary = sweep.summary();
+  claim = summary["claims"][0];
+  EXPECT_EQ(claim["recipe_check"]["status"], "done: the verdict is on the chosen recipes");
+  EXPECT_EQ(claim["recipe_check"]["arms"]["a"]["chosen"], "r");
+  EXPECT_NEAR(claim["recipe_check"]["arms"]["a"]["mean_validation_perplexity"]["r"].get<double>(), 8.05, 1e-9);
+  EXPECT_EQ(claim["recipe_check"]["arms"]["b"]["chosen"], "spec");
+  EXPECT_EQ(claim["recipe_check"]["arms"]["b"]["mean_validation_perplexity"]["r"], "diverged");
+  EXPECT_EQ(claim["recipes"], (json{{"better", ""}, {"worse", "r"}}));
+  EXPECT_NEAR(claim["test"]["estimate"].get<double>(), (std::log(8.5 / 9.5) + std::log(8.6 / 9.6)) / 2, 1e-12);
+  EXPECT_EQ(claim["verdict"], "contradicted");
+  // Perplexity pools: the spec's recipe (a and b, 1 df each) and r (a's 1 df; b's one finished seed adds none).
+  EXPECT_EQ(claim["test"]["seed_df"], 3.0);
+  EXPECT_EQ(summary["claims"][1]["test"]["seed_df"], 2.0);  // no check: the spec's pool alone
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "+8.2% [-1.0%, +17.4%] | 0.066 | 0.198 | 0.099 | 7; 5 | **inconclusive** (within the cap) |",
         "  | 8 heads reach a lower test perplexity than 1 head | test PPL | heads1 diverged, no test_perplexity |  | "
         " |  |  |  | **inconclusive** |",
-        "  | 4 heads translate as well as 8 | sacreBLEU, within ±1 | -1.37, pending |  | 0.024 |  |  |  | pending |",
+        "  | 4 heads translate as well as 8 | sacreBLEU, within ±1 | -1.37, pending |  | 0.024 |  |  |  | pending (1 of 2 seeds) |",
     ]
     for row in expected:
         check(row in rows, "row: " + row.strip()[:60])

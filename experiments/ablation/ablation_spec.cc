@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include "core/json_input.h"
@@ -43,7 +44,7 @@ std::string string_member(const json& object, const std::string& key, const std:
 // A grid's points: every combination of the listed values, in the order written.
 std::vector<AblationVariant> grid_variants(const json& grid, const std::string& where) {
   if (!grid.is_object() || grid.empty()) fail(where, "expected an object of \"path\": [values...]");
-  std::vector<AblationVariant> points = {{"", json::object(), {}}};
+  std::vector<AblationVariant> points = {AblationVariant{.set = json::object()}};
   for (const auto& [path, values] : grid.items()) {
     if (!values.is_array() || values.empty()) fail(where + "." + path, "expected a non-empty list of values");
     std::vector<AblationVariant> next;
@@ -116,6 +117,21 @@ AblationClaim::PaperValues read_paper_values(const json& paper, const std::strin
   return {value("better"), value("worse")};
 }
 
+// A claim's "seeds": N, its seeds per arm: the spec's, then the integers after their largest.
+std::vector<std::uint64_t> claim_seeds(const json& entry, const AblationSpec& spec, const std::string& where) {
+  const auto it = entry.find("seeds");
+  if (it == entry.end()) return spec.seeds;
+  if (!it->is_number_unsigned() || it->get<std::uint64_t>() < spec.seeds.size()) {
+    fail(where + ".seeds", "expected the number of seeds per arm, at least the spec's " +
+                               std::to_string(spec.seeds.size()) + ", got " + it->dump());
+  }
+  std::vector<std::uint64_t> seeds = spec.seeds;
+  for (std::uint64_t next = *std::max_element(seeds.begin(), seeds.end()) + 1; seeds.size() < it->get<std::uint64_t>(); ++next) {
+    seeds.push_back(next);
+  }
+  return seeds;
+}
+
 std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& spec, const std::string& path) {
   constexpr const char* kForms = "{\"claim\", \"better\", \"worse\", \"metric\"} or {\"claim\", \"equivalent\", \"margin\", \"metric\"}";
   if (!claims.is_array()) fail(path + ": claims", std::string("expected a list of ") + kForms);
@@ -126,11 +142,11 @@ std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& s
     if (!entry.is_object()) fail(where, std::string("expected ") + kForms);
     const bool equivalence = entry.contains("equivalent");
     for (const auto& [key, value] : entry.items()) {
-      const bool known = key == "claim" || key == "metric" || key == "paper" ||
+      const bool known = key == "claim" || key == "metric" || key == "paper" || key == "seeds" || key == "recipe_check" ||
                          (equivalence ? key == "equivalent" || key == "margin" : key == "better" || key == "worse");
       if (!known) {
-        fail(where + "." + key, equivalence ? "unknown key in an equivalence claim (expected claim, equivalent, margin, metric, paper)"
-                                            : "unknown key (expected claim, better, worse, metric, paper; or claim, equivalent, margin, metric, paper)");
+        fail(where + "." + key, equivalence ? "unknown key in an equivalence claim (expected claim, equivalent, margin, metric, paper, seeds, recipe_check)"
+                                            : "unknown key (expected claim, better, worse, metric, paper, seeds, recipe_check; or claim, equivalent, margin, metric, paper, seeds, recipe_check)");
       }
     }
     AblationClaim claim;
@@ -147,9 +163,61 @@ std::vector<AblationClaim> read_claims(const json& claims, const AblationSpec& s
     require_variant(spec, claim.better, where + first);
     require_variant(spec, claim.worse, where + second);
     if (claim.better == claim.worse) fail(where, "the claim names the same variant twice");
+    claim.seeds = claim_seeds(entry, spec, where);
+    if (entry.contains("recipe_check")) {
+      claim.recipe_check = string_member(entry, "recipe_check", where);
+      if (!spec.recipes.contains(claim.recipe_check)) {
+        fail(where + ".recipe_check", "\"" + claim.recipe_check + "\" is not one of the spec's \"recipes\"");
+      }
+    }
     out.push_back(std::move(claim));
   }
   return out;
+}
+
+// A spec's "recipes": name -> overrides of the common config, none choosing the seed.
+json read_recipes(const json& recipes, const std::string& path) {
+  if (!recipes.is_object()) fail(path + ": recipes", "expected an object of \"name\": {\"dotted.path\": value}");
+  for (const auto& [name, overrides] : recipes.items()) {
+    check_name(name, path + ": recipes." + name);
+    if (!overrides.is_object() || overrides.empty()) fail(path + ": recipes." + name, "expected a non-empty object of \"dotted.path\": value");
+    if (overrides.contains("train.seed")) fail(path + ": recipes." + name + ".train.seed", "a recipe cannot choose the seed");
+  }
+  return recipes;
+}
+
+// Every claim's seeds into its arms' seed lists, and the variants its recipe check runs.
+void add_claim_cells(AblationSpec& spec, const std::string& path) {
+  const auto variant_named = [&](const std::string& name) {
+    return std::find_if(spec.variants.begin(), spec.variants.end(), [&](const AblationVariant& v) { return v.name == name; });
+  };
+  const auto add_seeds = [](AblationVariant& variant, const std::vector<std::uint64_t>& seeds) {
+    for (std::uint64_t seed : seeds) {
+      if (std::find(variant.seeds.begin(), variant.seeds.end(), seed) == variant.seeds.end()) variant.seeds.push_back(seed);
+    }
+  };
+  for (AblationVariant& variant : spec.variants) variant.seeds = spec.seeds;
+  for (const AblationClaim& claim : spec.claims) {
+    for (const std::string& arm : {claim.better, claim.worse}) {
+      add_seeds(*variant_named(arm), claim.seeds);
+      if (claim.recipe_check.empty()) continue;
+      const std::string name = recipe_variant_name(arm, claim.recipe_check);
+      auto it = variant_named(name);
+      if (it == spec.variants.end()) {
+        const AblationVariant& plain = *variant_named(arm);
+        const std::string where = path + ": recipes." + claim.recipe_check + " on variant \"" + arm + "\"";
+        AblationVariant under_recipe{.name = name,
+                                     .set = plain.set,
+                                     .config = apply_overrides(plain.config, spec.recipes[claim.recipe_check], where),
+                                     .recipe = claim.recipe_check};
+        spec.variants.push_back(std::move(under_recipe));
+        it = std::prev(spec.variants.end());
+      } else if (it->recipe != claim.recipe_check) {
+        fail(path + ": variant \"" + name + "\"", "the name of the variant a recipe check runs; rename it");
+      }
+      add_seeds(*it, claim.seeds);
+    }
+  }
 }
 
 }  // namespace
@@ -181,10 +249,10 @@ AblationSpec load_ablation_spec(const std::string& path) {
   }
   if (!document.is_object()) fail(path, "expected an object");
   static const std::set<std::string> known = {"name", "description", "base", "overrides", "variants",
-                                               "grid", "seeds", "baseline", "claims"};
+                                               "grid", "seeds", "recipes", "baseline", "claims"};
   for (const auto& [key, value] : document.items()) {
     if (!known.contains(key)) {
-      fail(path + ": " + key, "unknown key (expected name, description, base, overrides, variants, grid, seeds, baseline, claims)");
+      fail(path + ": " + key, "unknown key (expected name, description, base, overrides, variants, grid, seeds, recipes, baseline, claims)");
     }
   }
   AblationSpec spec;
@@ -222,7 +290,7 @@ AblationSpec load_ablation_spec(const std::string& path) {
           fail(path + ": variant \"" + name + "\" " + key, "unknown key (expected name, set)");
         }
       }
-      variants.push_back({name, entry.value("set", json::object()), {}});
+      variants.push_back(AblationVariant{.name = name, .set = entry.value("set", json::object())});
     }
   }
   if (const auto it = document.find("grid"); it != document.end()) {
@@ -247,11 +315,13 @@ AblationSpec load_ablation_spec(const std::string& path) {
     fail(path + ": overrides.train.seed", "the spec's \"seeds\" set every cell's seed; give one or the other");
   }
   spec.seeds = read_seeds(document, path, common.train.seed);
+  if (const auto it = document.find("recipes"); it != document.end()) spec.recipes = read_recipes(*it, path);
   if (document.contains("baseline")) {
     spec.baseline = string_member(document, "baseline", path);
     require_variant(spec, spec.baseline, path + ": baseline");
   }
   if (const auto it = document.find("claims"); it != document.end()) spec.claims = read_claims(*it, spec, path);
+  add_claim_cells(spec, path);
   return spec;
 }
 
@@ -261,6 +331,8 @@ const AblationVariant* AblationSpec::find_variant(const std::string& variant_nam
   }
   return nullptr;
 }
+
+std::string recipe_variant_name(const std::string& arm, const std::string& recipe) { return arm + ",recipe=" + recipe; }
 
 Config cell_config(const AblationVariant& variant, std::uint64_t seed) {
   Config config = variant.config;

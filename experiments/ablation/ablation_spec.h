@@ -10,6 +10,9 @@
 //                                                       point a variant named "norm=post,...")
 //     "seeds": [1, 2, 3],                              (optional: every variant runs once per
 //                                                       seed; default: the base's train.seed)
+//     "recipes": {"warmup1200": {"train.warmup_steps": 1200}},
+//                                                      (optional: second recipes a claim's
+//                                                       "recipe_check" may name)
 //     "baseline": "relu",                              (optional: the variant every other one
 //                                                       is compared with)
 //     "claims": [{"claim": "SwiGLU beats ReLU", "better": "swiglu", "worse": "relu",
@@ -20,6 +23,15 @@
 //   }
 //   An optional "paper": {"better": x, "worse": y} gives the paper's values of a claim's metric,
 //   the effect its power calculation assumes (verdicts.h).
+//   An optional "seeds": N (at least the spec's count) gives a claim N seeds per arm, fixed before
+//   its runs so that no one stops when the result looks good: the spec's seeds, then the next
+//   integers after the largest. Its two variants run those seeds; the claim is pending until all
+//   have finished.
+//   An optional "recipe_check": "warmup1200" runs each arm also under that recipe of "recipes"
+//   (the variants "<arm>,recipe=warmup1200", the claim's seeds each); each arm then uses the recipe
+//   with the lower mean validation perplexity over those seeds, and the claim's verdict is on
+//   the recipes so chosen (Dodge et al. 2019): a contradiction under one recipe may be the
+//   recipe's, not the claim's.
 // A path must name a key of the base config (a typo is an error naming the spec and the key),
 // and every variant's config is validated as a config file would be. A variant holds only
 // "name" and "set". Seeds are the spec's alone: no variant sets train.seed, nor do the overrides
@@ -40,7 +52,9 @@ namespace trepro {
 struct AblationVariant {
   std::string name;     // a folder name: letters, digits, '_', '-', '.', '=', ','
   nlohmann::json set;   // the variant's own overrides (dotted path -> value)
-  Config config;        // base + common overrides + set
+  Config config;        // base + common overrides + set (+ the recipe's overrides)
+  std::vector<std::uint64_t> seeds;  // the spec's, then those its claims add
+  std::string recipe;   // empty: the spec's recipe; else a name of the spec's "recipes"
 };
 
 // What a claim compares: sacreBLEU on the test split (paired bootstrap over its sentences), the
@@ -63,6 +77,8 @@ struct AblationClaim {
     double better = 0.0, worse = 0.0;
   };
   std::optional<PaperValues> paper;
+  std::vector<std::uint64_t> seeds;  // per arm: the spec's, or its "seeds": N extending them
+  std::string recipe_check;          // empty: none; else a name of the spec's "recipes"
 };
 
 struct AblationSpec {
@@ -70,12 +86,16 @@ struct AblationSpec {
   nlohmann::json overrides = nlohmann::json::object();
   std::vector<AblationVariant> variants;
   std::vector<std::uint64_t> seeds;  // never empty: the spec's, or the base config's train.seed
+  nlohmann::json recipes = nlohmann::json::object();  // name -> overrides
   std::string baseline;              // empty: none
   std::vector<AblationClaim> claims;
 
   // nullptr when no variant has this name.
   const AblationVariant* find_variant(const std::string& name) const;
 };
+
+// The variant that runs `arm` under the spec's recipe `recipe` (a claim's "recipe_check").
+std::string recipe_variant_name(const std::string& arm, const std::string& recipe);
 
 // The config of one cell of the grid: the variant's, with train.seed set to `seed`.
 Config cell_config(const AblationVariant& variant, std::uint64_t seed);

@@ -376,6 +376,69 @@ json aa_bootstrap(const AblationVariant& variant, const json& cells, BleuEvidenc
   return {{"pairs", pairs}, {"n", systems.size()}, {"per_system_variance", sum / static_cast<double>(pairs.size()) / 2.0}};
 }
 
+// One arm of a recipe check: the variant whose recipe (the spec's or the check's) has the lower
+// mean best validation perplexity over the claim's seeds, a diverged cell counting as infinite;
+// undecided while a candidate cell has not finished.
+struct RecipeChoice {
+  const AblationVariant* variant = nullptr;
+  json record;
+  bool decided = false;
+};
+RecipeChoice choose_recipe(const AblationSpec& spec, const AblationClaim& claim, const std::string& arm,
+                           const std::map<std::string, json>& cells) {
+  const AblationVariant* candidates[] = {spec.find_variant(arm), spec.find_variant(recipe_variant_name(arm, claim.recipe_check))};
+  json means = json::object();
+  std::optional<double> mean[2];
+  for (int i = 0; i < 2; ++i) {
+    double sum = 0.0;
+    bool every_seed_done = true;
+    for (std::uint64_t seed : claim.seeds) {
+      const json& cell = *cell_of_seed(cells.at(candidates[i]->name), seed);
+      const std::optional<double> value = metric_of(cell, "best_validation_perplexity");
+      every_seed_done = every_seed_done && done(cell) && (diverged(cell) || value);
+      sum += diverged(cell) || !value ? INFINITY : *value;
+    }
+    if (every_seed_done) mean[i] = sum / static_cast<double>(claim.seeds.size());
+    const std::string recipe = i == 0 ? "spec" : claim.recipe_check;
+    means[recipe] = !mean[i] ? json() : std::isfinite(*mean[i]) ? json(*mean[i]) : json("diverged");
+  }
+  RecipeChoice choice{candidates[0], {{"mean_validation_perplexity", means}}, mean[0] && mean[1]};
+  if (choice.decided && *mean[1] < *mean[0]) choice.variant = candidates[1];
+  choice.record["chosen"] = !choice.decided ? json() : json(choice.variant->recipe.empty() ? "spec" : choice.variant->recipe);
+  return choice;
+}
+
+// A claim's comparison; with a recipe check, of the arms under their chosen recipes once every
+// candidate cell has finished (until then, under the spec's, and saying so).
+json compare_claim(const AblationSpec& spec, const AblationClaim& claim, const std::map<std::string, json>& cells,
+                   BleuEvidence& evidence) {
+  const AblationVariant* better = spec.find_variant(claim.better);
+  const AblationVariant* worse = spec.find_variant(claim.worse);
+  json check;
+  if (!claim.recipe_check.empty()) {
+    const RecipeChoice b = choose_recipe(spec, claim, claim.better, cells), w = choose_recipe(spec, claim, claim.worse, cells);
+    check = {{"recipe", claim.recipe_check},
+             {"overrides", spec.recipes.at(claim.recipe_check)},
+             {"chosen_on", "the lower mean best validation perplexity over the claim's seeds"},
+             {"arms", {{claim.better, b.record}, {claim.worse, w.record}}}};
+    if (b.decided && w.decided) {
+      better = b.variant;
+      worse = w.variant;
+      check["status"] = "done: the verdict is on the chosen recipes";
+    } else {
+      check["status"] = "pending: the verdict is on the spec's recipe until every candidate cell has finished";
+    }
+  }
+  json entry = compare(*better, cells.at(better->name), *worse, cells.at(worse->name), claim.metric, evidence, claim.seeds,
+                       claim.margin);
+  entry["seeds"] = claim.seeds;
+  if (!check.is_null()) {
+    entry["recipe_check"] = std::move(check);
+    entry["recipes"] = {{"better", better->recipe}, {"worse", worse->recipe}};
+  }
+  return entry;
+}
+
 }  // namespace
 
 double final_training_loss(const json& curve, std::int64_t window) {
@@ -395,12 +458,14 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
   json variants = json::array();
   for (const AblationVariant& variant : spec.variants) {
     json& variant_cells = cells[variant.name] = json::array();
-    for (std::uint64_t seed : spec.seeds) variant_cells.push_back(cell_entry(out_dir, variant.name, seed));
-    variants.push_back({{"name", variant.name},
-                        {"set", variant.set},
-                        {"config_hash", config_hash(variant.config)},
-                        {"cells", variant_cells},
-                        {"statistics", seed_statistics(variant_cells)}});
+    for (std::uint64_t seed : variant.seeds) variant_cells.push_back(cell_entry(out_dir, variant.name, seed));
+    json entry = {{"name", variant.name},
+                  {"set", variant.set},
+                  {"config_hash", config_hash(variant.config)},
+                  {"cells", variant_cells},
+                  {"statistics", seed_statistics(variant_cells)}};
+    if (!variant.recipe.empty()) entry["recipe"] = variant.recipe;
+    variants.push_back(std::move(entry));
   }
   json backend = shared_cell_value(out_dir, cells, "backend", "trained on",
                                    "a spec's cells stay on one backend, so that no comparison mixes two; move one "
@@ -420,15 +485,14 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
     const AblationVariant& baseline = *spec.find_variant(spec.baseline);
     for (json& entry : variants) {
       const std::string name = entry["name"];
-      if (name == spec.baseline) continue;
+      if (name == spec.baseline || entry.contains("recipe")) continue;
       entry["vs_baseline"] = compare(*spec.find_variant(name), cells[name], baseline, cells[spec.baseline],
                                      ClaimMetric::bleu, evidence, spec.seeds);
     }
   }
   json claims = json::array();
   for (const AblationClaim& claim : spec.claims) {
-    json entry = compare(*spec.find_variant(claim.better), cells[claim.better], *spec.find_variant(claim.worse),
-                         cells[claim.worse], claim.metric, evidence, spec.seeds, claim.margin);
+    json entry = compare_claim(spec, claim, cells, evidence);
     entry["claim"] = claim.claim;
     if (claim.paper) entry["paper"] = {{"better", claim.paper->better}, {"worse", claim.paper->worse}};
     if (claim.equivalence()) {
@@ -450,6 +514,7 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
           {"base", spec.base_path},
           {"overrides", spec.overrides},
           {"seeds", spec.seeds},
+          {"recipes", spec.recipes},
           {"backend", std::move(backend)},
           {"decoding", std::move(decoding)},
           {"baseline", spec.baseline.empty() ? json() : json(spec.baseline)},

@@ -24,9 +24,13 @@ using nlohmann::json;
 
 constexpr std::array kQuantities = {"test_bleu", "test_bleu_tok_lc", "log_test_perplexity"};
 
-std::string recipe_key(const json& summary) {
-  return summary.value("backend", json()).dump() + "|" + summary.value("base", json()).dump() + "|" +
-         summary.value("overrides", json::object()).dump();
+// Configs pool their seed variance with those of the same backend and recipe: the spec's base
+// and common overrides, and the variant's second recipe where it runs one (a recipe check's).
+std::string recipe_key(const json& summary, const std::string& recipe = "") {
+  std::string key = summary.value("backend", json()).dump() + "|" + summary.value("base", json()).dump() + "|" +
+                    summary.value("overrides", json::object()).dump();
+  if (!recipe.empty()) key += "|" + summary.at("recipes").at(recipe).dump();
+  return key;
 }
 
 // A cell's value of a pooled quantity: only a finished, decoded run counts.
@@ -141,10 +145,12 @@ VarianceModel variance_model(const std::vector<SweepSummary>& sweeps, const Swee
   std::vector<CalibrationSample> calibration;
   for (const auto& [root, indices] : groups) {
     const json& summary = sweeps[members[indices.front()].sweep].summary;
-    Pool& pool = model.pools[recipe_key(summary)];
+    const std::string recipe = members[indices.front()].variant->value("recipe", "");
+    Pool& pool = model.pools[recipe_key(summary, recipe)];
     pool.description = {{"backend", summary.value("backend", json())},
                         {"base", summary.value("base", json())},
                         {"overrides", summary.value("overrides", json::object())}};
+    if (!recipe.empty()) pool.description["recipe"] = summary.at("recipes").at(recipe);
     std::map<std::string, const json*> unique;  // by origin
     for (std::size_t i : indices) {
       for (const json& cell : members[i].variant->at("cells")) {
@@ -293,6 +299,32 @@ json power_json(const json& claim, const json& summary, double level) {
           {"seeds_per_arm_at_observed_effect", seeds(test.at("estimate").get<double>())}};
 }
 
+// The pool a claim is tested against: its arms' recipe's; where a recipe check chose two different
+// recipes, both pools together (the seed variance taken as alike under the two), made once into
+// `merged`.
+const Pool* claim_pool(const json& claim, const json& summary, const VarianceModel& model, std::map<std::string, Pool>& merged) {
+  const auto find = [&](const std::string& key) -> const Pool* {
+    const auto it = model.pools.find(key);
+    return it == model.pools.end() ? nullptr : &it->second;
+  };
+  if (!claim.contains("recipes")) return find(recipe_key(summary));
+  const std::string better = recipe_key(summary, claim["recipes"].at("better").get<std::string>());
+  const std::string worse = recipe_key(summary, claim["recipes"].at("worse").get<std::string>());
+  if (better == worse) return find(better);
+  const Pool *a = find(better), *b = find(worse);
+  if (!a || !b) return nullptr;
+  const std::string key = better + "+" + worse;
+  if (const auto it = merged.find(key); it != merged.end()) return &it->second;
+  Pool both;
+  both.description = {a->description, b->description};
+  both.samples = a->samples;
+  for (const auto& [quantity, samples] : b->samples) {
+    both.samples[quantity].insert(both.samples[quantity].end(), samples.begin(), samples.end());
+  }
+  for (const auto& [quantity, samples] : both.samples) both.pooled[quantity] = pool_variances(samples);
+  return &merged.emplace(key, std::move(both)).first->second;
+}
+
 }  // namespace
 
 void apply_verdicts(std::vector<SweepSummary>& sweeps, const std::string& scope) {
@@ -302,7 +334,9 @@ void apply_verdicts(std::vector<SweepSummary>& sweeps, const std::string& scope)
     std::size_t sweep;
     json* claim;
     std::string id;
+    bool pending = false;  // in the family as p = 1: its seeds were planned, their cells not all run
   };
+  std::map<std::string, Pool> merged_pools;
   std::vector<ClaimRef> family;
   std::vector<double> raw;
   json folders = json::array();
@@ -322,10 +356,15 @@ void apply_verdicts(std::vector<SweepSummary>& sweeps, const std::string& scope)
       for (const char* key : {"p_holm", "q_bh", "power", "shares_cells_with"}) claim.erase(key);
       claim["id"] = sweeps[s].folder + "#" + std::to_string(c + 1);
       claim["backend"] = summary.value("backend", json());
-      const bool tested = test_claim(claim, pool);
+      const bool tested = test_claim(claim, claim_pool(claim, summary, model, merged_pools));
       if (tested && set.counts(s)) {
         family.push_back({s, &claim, claim["id"]});
         raw.push_back(claim["p_value"].get<double>());
+      } else if (set.counts(s) && claim.value("verdict", "") == "pending") {
+        // Holm's family is the claims planned, not those whose cells have run: leaving a pending one
+        // out would loosen every other claim's threshold.
+        family.push_back({s, &claim, claim["id"], true});
+        raw.push_back(1.0);
       } else if (tested) {
         claim["verdict"] = decided_verdict(claim, claim["p_value"].get<double>());  // superseded: unadjusted
       } else if (claim.contains("evidence")) {
@@ -338,6 +377,7 @@ void apply_verdicts(std::vector<SweepSummary>& sweeps, const std::string& scope)
   // An undecided claim joins the R rejected ones when its p is below alpha / (m - R).
   const double power_level = family.size() > rejected ? kVerdictAlpha / static_cast<double>(family.size() - rejected) : kVerdictAlpha;
   for (std::size_t i = 0; i < family.size(); ++i) {
+    if (family[i].pending) continue;
     json& claim = *family[i].claim;
     claim["p_holm"] = holm[i];
     claim["q_bh"] = bh[i];
@@ -392,6 +432,7 @@ void apply_verdicts(std::vector<SweepSummary>& sweeps, const std::string& scope)
                              {"sweeps", folders},
                              {"alpha", kVerdictAlpha},
                              {"claims", family.size()},
+                             {"pending", std::count_if(family.begin(), family.end(), [](const ClaimRef& c) { return c.pending; })},
                              {"rejected_holm", rejected},
                              {"verdicts", "Holm-adjusted p (confirmatory); Benjamini-Hochberg q reported beside it"},
                              {"power_level", power_level},

@@ -300,8 +300,9 @@ void run_ablation(const AblateOptions& o) {
   if (*o.variant_option) {
     const AblationVariant* variant = spec.find_variant(o.variant);
     if (!variant) throw std::invalid_argument(o.spec_path + ": no variant is named \"" + o.variant + "\"");
-    if (std::find(spec.seeds.begin(), spec.seeds.end(), o.seed) == spec.seeds.end()) {
-      throw std::invalid_argument(o.spec_path + ": seed " + std::to_string(o.seed) + " is not among the spec's seeds");
+    if (std::find(variant->seeds.begin(), variant->seeds.end(), o.seed) == variant->seeds.end()) {
+      throw std::invalid_argument(o.spec_path + ": seed " + std::to_string(o.seed) + " is not among variant \"" +
+                                  variant->name + "\"'s seeds (the spec's, and those its claims' \"seeds\" add)");
     }
     end_with_parent();
     if (run_cell(o, {variant, o.seed}, o.defer_if_twin_runs) == CellOutcome::deferred) {
@@ -320,8 +321,12 @@ void run_ablation(const AblateOptions& o) {
     // Seed-major order: every variant's first seed before any second one, so an interrupted
     // sweep has the whole comparison at one seed first.
     std::deque<Cell> cells;
-    for (std::uint64_t seed : spec.seeds) {
-      for (const AblationVariant& variant : spec.variants) cells.push_back({&variant, seed});
+    std::size_t most_seeds = 0;
+    for (const AblationVariant& variant : spec.variants) most_seeds = std::max(most_seeds, variant.seeds.size());
+    for (std::size_t i = 0; i < most_seeds; ++i) {
+      for (const AblationVariant& variant : spec.variants) {
+        if (i < variant.seeds.size()) cells.push_back({&variant, variant.seeds[i]});
+      }
     }
     if (o.jobs > 1) {
       failed = run_in_children(o, std::move(cells), write_summary);
