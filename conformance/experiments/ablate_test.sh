@@ -50,6 +50,8 @@ for v in summary["variants"]:
         for split, lines in (("test_2017_flickr", 10), ("test_2017_mscoco", 10)):
             hyp = f"{folder}/{c['report'].rsplit('/', 1)[0]}/{tests[split]['hypotheses_file']}"
             assert len(open(hyp).read().splitlines()) == lines, (split, hyp)
+        # The three sets one after another, scored by the summary.
+        assert 0 <= c["test_bleu_three_sets"] <= 100 and sorted(c["test_sets"]) == sorted(tests), c
     stats = v["statistics"]["test_bleu"]
     assert stats["n"] == 2 and stats["values"] == [c["test_bleu"] for c in v["cells"]], stats
 assert "vs_baseline" not in summary["variants"][0]
@@ -57,7 +59,9 @@ vs = summary["variants"][1]["vs_baseline"]
 assert vs["metric"] == "bleu" and len(vs["per_seed"]) == 2 and "p_value" in vs and len(vs["interval"]) == 2, vs
 claims = summary["claims"]
 assert [c["metric"] for c in claims] == ["bleu", "validation_perplexity"], claims
-assert claims[0]["test_set"]["method"].startswith("paired bootstrap") and claims[0]["test"]["quantity"] == "test_bleu", claims
+# Every cell decoded the three test sets, so the BLEU claim compares on their concatenation.
+assert claims[0]["test_set"]["method"].startswith("paired bootstrap") and claims[0]["test"]["quantity"] == "test_bleu_three_sets", claims
+assert claims[0]["test_sets"] == ["test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"], claims
 assert claims[1]["test"]["quantity"] == "log_test_perplexity" and claims[1]["measured_on"] == "test_perplexity", claims
 assert all("p_holm" in c and "q_bh" in c for c in claims), claims
 for c in claims:

@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/bleu/bleu.h"
+#include "experiments/data/parallel_corpus.h"
+
 namespace trepro {
 namespace {
 
@@ -394,6 +397,69 @@ TEST(AblationSummary, ARecipeCheckJudgesEachArmUnderItsChosenRecipe) {
   // Perplexity pools: the spec's recipe (a and b, 1 df each) and r (a's 1 df; b's one finished seed adds none).
   EXPECT_EQ(claim["test"]["seed_df"], 3.0);
   EXPECT_EQ(summary["claims"][1]["test"]["seed_df"], 2.0);  // no check: the spec's pool alone
+}
+
+// Cells that decoded Multi30K's three test sets (the repository's data/): a BLEU claim compares on
+// the sets one after another once every cell of its arms has them, and on the one split otherwise.
+// b's hypotheses are the references; a's drop the last word of every `nth` sentence.
+TEST(AblationSummary, ABleuClaimUsesTheThreeTestSetsOnceEveryCellHasThem) {
+  Sweep sweep("three_sets");
+  std::ofstream(sweep.dir / "base.json") << json{{"model", {{"vocab_size", 16}, {"d_model", 32}, {"heads", 4}}},
+                                                 {"data", {{"dataset", "multi30k"}, {"vocabulary", {{"size", 16}}}}}}.dump();
+  sweep.respec([](json&) {});
+  const std::string data_dir = (fs::path(TREPRO_SOURCE_DIR) / "data").string();
+  const CorpusSpec corpus = corpus_spec(sweep.spec.find_variant("a")->config, data_dir);
+  const auto hypotheses_of = [&](const std::string& split, int nth) {
+    std::vector<std::string> lines = read_split(corpus, split).target;
+    for (std::size_t i = 0; nth > 0 && i < lines.size(); i += static_cast<std::size_t>(nth)) {
+      lines[i] = lines[i].substr(0, lines[i].rfind(' '));
+    }
+    return lines;
+  };
+  const auto decoded = [&](const std::string& variant, int seed, int nth) {
+    sweep.cell(variant, seed, "finished", 10.0 + seed, (variant == "b" ? 31.0 : 29.0) + 0.2 * seed, "multi30k");
+    sweep.edit(variant, seed, [&](json& report) {
+      for (const char* split : {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"}) {
+        const std::string file = std::string("hypotheses.") + split + ".txt";
+        std::ofstream out(sweep.dir / "out" / variant / ("seed_" + std::to_string(seed)) / file);
+        for (const std::string& line : hypotheses_of(split, nth)) out << line << "\n";
+        report["tests"][split] = {{"split", split}, {"bleu", 30.0}, {"hypotheses_file", file}};
+      }
+    });
+  };
+  decoded("a", 1, 2);
+  decoded("a", 2, 3);
+  decoded("b", 1, 0);
+  decoded("b", 2, 0);
+  const auto three_sets_bleu = [&](int nth) {
+    std::vector<std::string> hypotheses;
+    std::vector<std::string> references;
+    for (const char* split : {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"}) {
+      const std::vector<std::string> h = hypotheses_of(split, nth), r = read_split(corpus, split).target;
+      hypotheses.insert(hypotheses.end(), h.begin(), h.end());
+      references.insert(references.end(), r.begin(), r.end());
+    }
+    return bleu::corpus_bleu(hypotheses, {references}, bleu::BleuOptions{}).score;
+  };
+  json summary = ablation_summary(sweep.spec, (sweep.dir / "spec.json").string(), (sweep.dir / "out").string(), data_dir);
+  const json& a = variant_of(summary, "a");
+  EXPECT_NEAR(a["cells"][0]["test_bleu_three_sets"].get<double>(), three_sets_bleu(2), 1e-9);
+  EXPECT_NEAR(a["cells"][1]["test_bleu_three_sets"].get<double>(), three_sets_bleu(3), 1e-9);
+  EXPECT_NEAR(variant_of(summary, "b")["cells"][0]["test_bleu_three_sets"].get<double>(), 100.0, 1e-9);
+  json claim = summary["claims"][2];
+  EXPECT_EQ(claim["measured_on"], "test_bleu_three_sets");
+  EXPECT_EQ(claim["test_sets"], (json{"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"}));
+  EXPECT_EQ(claim["evidence"]["quantity"], "test_bleu_three_sets");
+  EXPECT_NEAR(claim["advantage"].get<double>(), 100.0 - (three_sets_bleu(2) + three_sets_bleu(3)) / 2, 1e-9);
+  EXPECT_GT(claim["evidence"]["test_set_variance"].get<double>(), 0.0);
+  EXPECT_EQ(claim["test"]["quantity"], "test_bleu_three_sets");
+
+  sweep.edit("a", 2, [](json& report) { report.erase("tests"); });  // a cell decoded before the three sets
+  summary = ablation_summary(sweep.spec, (sweep.dir / "spec.json").string(), (sweep.dir / "out").string(), data_dir);
+  claim = summary["claims"][2];
+  EXPECT_FALSE(variant_of(summary, "a")["cells"][1].contains("test_bleu_three_sets"));
+  EXPECT_EQ(claim["measured_on"], "test_bleu");
+  EXPECT_FALSE(claim.contains("test_sets"));
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ def pools(sweeps, counted):
         for name, v in g["members"]:
             for c in v["cells"]:
                 unique.setdefault(origin(f"{name}/{v['name']}/seed_{c['seed']}"), c)
-        for q in ("test_bleu", "test_bleu_tok_lc", "log_test_perplexity"):
+        for q in ("test_bleu", "test_bleu_tok_lc", "test_bleu_three_sets", "log_test_perplexity"):
             xs = [x for x in (value(c, q) for c in unique.values()) if x is not None]
             if len(xs) > 1:
                 m = sum(xs) / len(xs)

@@ -33,6 +33,16 @@ double corpus_bleu_of(const std::vector<bleu::BleuStats>& sentences, const std::
   return bleu::compute_bleu(sum, bleu::BleuOptions{}).score;
 }
 
+}  // namespace
+
+double corpus_bleu_of(const std::vector<bleu::BleuStats>& sentences) {
+  bleu::BleuStats sum;
+  for (const bleu::BleuStats& s : sentences) add_into(sum, s);
+  return bleu::compute_bleu(sum, bleu::BleuOptions{}).score;
+}
+
+namespace {
+
 double mean_difference(const std::vector<SystemPair>& pairs, const std::vector<std::size_t>& rows) {
   double sum = 0.0;
   for (const SystemPair& pair : pairs) sum += corpus_bleu_of(pair.first, rows) - corpus_bleu_of(pair.second, rows);

@@ -42,6 +42,9 @@ struct MeanDifference {
 };
 std::optional<MeanDifference> t_interval(const std::vector<double>& differences);
 
+// Corpus BLEU (sacreBLEU's defaults) of sentences' statistics summed.
+double corpus_bleu_of(const std::vector<bleu::BleuStats>& sentences);
+
 // Per-sentence BLEU statistics of one system's hypotheses (sacreBLEU's defaults: 13a, mixed case).
 std::vector<bleu::BleuStats> sentence_bleu_stats(const std::vector<std::string>& hypotheses,
                                                  const std::vector<std::string>& references);

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "core/json_input.h"
 #include "experiments/ablation/ablation_statistics.h"
@@ -15,6 +16,7 @@
 #include "experiments/ablation/verdicts.h"
 #include "experiments/training/run_report.h"
 #include "experiments/bleu/bleu_files.h"
+#include "experiments/data/multi30k.h"
 #include "experiments/data/parallel_corpus.h"
 #include "experiments/run_folder/run_folder.h"
 #include "experiments/run_info.h"
@@ -31,8 +33,13 @@ constexpr double kHuge = std::numeric_limits<double>::max();
 // Steps averaged for the final training loss: enough to smooth batch-to-batch noise, and one
 // window of the reports' training curve.
 constexpr std::int64_t kFinalLossWindow = kCurveWindow;
+// sacreBLEU on Multi30K's three test sets one after another, for a cell that decoded them all: a
+// BLEU claim compares on it once every cell of its arms has it, since the test-set noise that all
+// seeds share shrinks with the sentences, not with the seeds.
+constexpr const char* kThreeSetsBleu = "test_bleu_three_sets";
 // The metrics summarized over seeds, as the cells name them.
-constexpr std::array kSeedMetrics = {"best_validation_perplexity", "test_perplexity", "test_bleu", "test_bleu_tok_lc"};
+constexpr std::array kSeedMetrics = {"best_validation_perplexity", "test_perplexity", "test_bleu", "test_bleu_tok_lc",
+                                     kThreeSetsBleu};
 
 // The cell field a claim's metric is measured on. A validation perplexity claim is measured on the
 // test perplexity of the checkpoint that validation selected: the best validation value is the
@@ -115,6 +122,15 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
   if (test.contains("hypotheses_file") && test.contains("split")) {
     cell["test_split"] = test["split"];
     cell["hypotheses"] = (folder / test["hypotheses_file"].get<std::string>()).string();
+  }
+  if (const auto tests = report.find("tests"); tests != report.end() && tests->is_object()) {
+    json sets = json::object();
+    for (std::string_view split : kMulti30kTestSets) {
+      const auto one = tests->find(std::string(split));
+      if (one == tests->end() || !one->is_object() || !one->contains("hypotheses_file")) break;
+      sets[std::string(split)] = (folder / one->at("hypotheses_file").get<std::string>()).string();
+    }
+    if (sets.size() == kMulti30kTestSets.size()) cell["test_sets"] = std::move(sets);
   }
   if (test.contains("decoding") && test.contains("checkpoint")) {
     cell["test_decoding"] = {{"split", test.at("split")},
@@ -207,21 +223,43 @@ class BleuEvidence {
 
   const std::vector<bleu::BleuStats>* stats(const AblationVariant& variant, const json& cell) {
     if (!cell.contains("hypotheses")) return nullptr;
-    const std::string path = (fs::path(out_dir_) / cell["hypotheses"].get<std::string>()).string();
-    auto it = stats_.find(path);
+    return &split_stats(variant, cell["hypotheses"].get<std::string>(), cell["test_split"].get<std::string>());
+  }
+
+  // The three test sets' sentences one after another; nullptr unless the cell decoded them all.
+  const std::vector<bleu::BleuStats>* three_sets_stats(const AblationVariant& variant, const json& cell) {
+    if (!cell.contains("test_sets")) return nullptr;
+    const std::string key = "three sets of " + cell["test_sets"].begin()->get<std::string>();
+    auto it = stats_.find(key);
     if (it == stats_.end()) {
-      const std::vector<std::string>& refs = references(variant, cell["test_split"].get<std::string>());
-      const std::vector<std::string> hypotheses = bleu::read_text_lines(path);
-      if (hypotheses.size() != refs.size()) {
-        throw std::runtime_error(path + ": " + std::to_string(hypotheses.size()) + " lines, but the references have " +
-                                 std::to_string(refs.size()));
+      std::vector<bleu::BleuStats> all;
+      for (std::string_view split : kMulti30kTestSets) {
+        const std::vector<bleu::BleuStats>& one =
+            split_stats(variant, cell["test_sets"].at(std::string(split)).get<std::string>(), std::string(split));
+        all.insert(all.end(), one.begin(), one.end());
       }
-      it = stats_.emplace(path, sentence_bleu_stats(hypotheses, refs)).first;
+      it = stats_.emplace(key, std::move(all)).first;
     }
     return &it->second;
   }
 
  private:
+  const std::vector<bleu::BleuStats>& split_stats(const AblationVariant& variant, const std::string& hypotheses_file,
+                                                  const std::string& split) {
+    const std::string path = (fs::path(out_dir_) / hypotheses_file).string();
+    auto it = stats_.find(path);
+    if (it == stats_.end()) {
+      const std::vector<std::string>& refs = references(variant, split);
+      const std::vector<std::string> hypotheses = bleu::read_text_lines(path);
+      if (hypotheses.size() != refs.size()) {
+        throw std::runtime_error(path + ": " + std::to_string(hypotheses.size()) + " lines, but the references of " +
+                                 split + " have " + std::to_string(refs.size()));
+      }
+      it = stats_.emplace(path, sentence_bleu_stats(hypotheses, refs)).first;
+    }
+    return it->second;
+  }
+
   const std::vector<std::string>& references(const AblationVariant& variant, const std::string& split) {
     const DataConfig& data = variant.config.data;
     const std::string key = split + "." + data.source_language + "-" + data.target_language;
@@ -280,7 +318,12 @@ bool capped_while_improving(const json& cell) { return cell.value("capped_while_
 json compare(const AblationVariant& better, const json& better_cells, const AblationVariant& worse,
              const json& worse_cells, ClaimMetric metric, BleuEvidence& evidence, const std::vector<std::uint64_t>& seeds,
              double margin = 0.0) {
-  const std::string key = cell_key(metric);
+  bool three_sets = metric == ClaimMetric::bleu;
+  for (std::uint64_t seed : seeds) {
+    three_sets = three_sets && cell_of_seed(better_cells, seed)->contains(kThreeSetsBleu) &&
+                 cell_of_seed(worse_cells, seed)->contains(kThreeSetsBleu);
+  }
+  const std::string key = three_sets ? kThreeSetsBleu : cell_key(metric);
   const double sign = higher_is_better(metric) ? 1.0 : -1.0;
   json per_seed = json::array();
   std::vector<double> advantages, finite, log_advantages, worse_values;
@@ -300,8 +343,8 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
       log_advantages.push_back(std::log(a->worse_value) - std::log(a->better_value));
       worse_values.push_back(a->worse_value);
     }
-    const auto* bs = evidence.stats(better, b);
-    const auto* ws = evidence.stats(worse, w);
+    const auto* bs = three_sets ? evidence.three_sets_stats(better, b) : evidence.stats(better, b);
+    const auto* ws = three_sets ? evidence.three_sets_stats(worse, w) : evidence.stats(worse, w);
     if (bs && ws) {
       pairs.emplace_back(*bs, *ws);
     } else {
@@ -309,6 +352,10 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
     }
   }
   json result = {{"metric", to_string(metric)}, {"measured_on", key}, {"per_seed", per_seed}, {"within_cap", within_cap}};
+  if (three_sets) {
+    result["test_sets"] = json::array();
+    for (std::string_view split : kMulti30kTestSets) result["test_sets"].push_back(std::string(split));
+  }
   if (const std::optional<MeanDifference> over_seeds = t_interval(finite)) {
     result["seed_interval"] = {over_seeds->interval.low, over_seeds->interval.high};
   }
@@ -327,7 +374,7 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
                           {"variance", r.variance},
                           {"p_value", r.p_value},
                           {"p_value_sacrebleu", r.p_value_sacrebleu}};
-    claim_evidence.update({{"quantity", "test_bleu"}, {"estimate", r.difference}, {"test_set_variance", r.variance}});
+    claim_evidence.update({{"quantity", key}, {"estimate", r.difference}, {"test_set_variance", r.variance}});
   } else if (is_perplexity(metric)) {
     claim_evidence.update({{"quantity", "log_test_perplexity"}, {"estimate", seed_spread(log_advantages).mean}});
   } else {
@@ -456,9 +503,16 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
                       const std::string& data_dir) {
   std::map<std::string, json> cells;
   json variants = json::array();
+  BleuEvidence evidence(out_dir, data_dir);
   for (const AblationVariant& variant : spec.variants) {
     json& variant_cells = cells[variant.name] = json::array();
-    for (std::uint64_t seed : variant.seeds) variant_cells.push_back(cell_entry(out_dir, variant.name, seed));
+    for (std::uint64_t seed : variant.seeds) {
+      json cell = cell_entry(out_dir, variant.name, seed);
+      if (done(cell) && !diverged(cell) && cell.contains("test_sets")) {
+        cell[kThreeSetsBleu] = corpus_bleu_of(*evidence.three_sets_stats(variant, cell));
+      }
+      variant_cells.push_back(std::move(cell));
+    }
     json entry = {{"name", variant.name},
                   {"set", variant.set},
                   {"config_hash", config_hash(variant.config)},
@@ -475,7 +529,6 @@ json ablation_summary(const AblationSpec& spec, const std::string& spec_path, co
                                     "the cells' BLEU is compared only when every cell decoded the same split from the "
                                     "same kind of checkpoint with the same search; decode them alike (`trepro evaluate "
                                     "CELL` with the same options)");
-  BleuEvidence evidence(out_dir, data_dir);
   for (json& entry : variants) {
     const std::string name = entry["name"];
     json aa = aa_bootstrap(*spec.find_variant(name), cells[name], evidence);

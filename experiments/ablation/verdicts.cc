@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr std::array kQuantities = {"test_bleu", "test_bleu_tok_lc", "log_test_perplexity"};
+constexpr std::array kQuantities = {"test_bleu", "test_bleu_tok_lc", "test_bleu_three_sets", "log_test_perplexity"};
 
 // Configs pool their seed variance with those of the same backend and recipe: the spec's base
 // and common overrides, and the variant's second recipe where it runs one (a recipe check's).
@@ -210,6 +210,10 @@ bool test_claim(json& claim, const Pool* pool) {
   const double estimate = e.at("estimate").get<double>(), test_set = e.at("test_set_variance").get<double>();
   const ErrorModel error = error_model(pooled->variance, pooled->df, e.at("n_better").get<std::size_t>(),
                                        e.at("n_worse").get<std::size_t>(), test_set);
+  if (!(error.standard_error > 0.0)) {  // identical values in every seed of every config: nothing to test against
+    claim["method"] = "no test: the pooled seed variance of " + quantity + " and its test-set variance are both 0";
+    return false;
+  }
   json test = {{"quantity", quantity},
                {"estimate", estimate},
                {"standard_error", error.standard_error},
