@@ -13,10 +13,15 @@
 namespace trepro {
 
 enum class CellStage {
-  finished,  // complete: everything in its config, the length of the run included, must match
-  running,   // to be resumed: a resume may change the session's lengths (train.max_steps,
-             // validate_every, checkpoint_every), as `train --resume --steps` may
+  finished,       // complete at its cap: everything in its config, the length of the run included,
+                  // must match
+  stopped_early,  // complete, ended by early stopping before its cap: a larger budget
+                  // (train.max_steps, data.epochs) would have trained it alike, a smaller one not
+  running,        // to be resumed: a resume may change the session's lengths (train.max_steps,
+                  // validate_every, checkpoint_every), as `train --resume --steps` may
 };
+// The stage of a cell from its report (its status and stopped_early).
+CellStage cell_stage(const nlohmann::json& report);
 
 // The config keys (dotted, "model.heads: 8 -> 4" with the recorded value first) in which the config
 // a cell's report records differs from `wanted`, as twin cells compare them (head_dim 0 is

@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_input.h"
+#include "experiments/ablation/stale_cells.h"
 #include "experiments/data/multi30k.h"
 #include "experiments/run_folder/run_folder.h"
 
@@ -83,7 +84,7 @@ std::vector<fs::path> cell_folders(const fs::path& share_dir) {
 
 }  // namespace
 
-std::vector<TwinCell> complete_twins(const fs::path& share_dir, const std::string& identity, const fs::path& own) {
+std::vector<TwinCell> complete_twins(const fs::path& share_dir, const Config& wanted, const fs::path& own) {
   std::vector<TwinCell> twins;
   const fs::path own_folder = fs::weakly_canonical(own);
   for (const fs::path& folder : cell_folders(share_dir)) {
@@ -96,7 +97,7 @@ std::vector<TwinCell> complete_twins(const fs::path& share_dir, const std::strin
                                share_dir.string());
     }
     if (!cell_report_complete(report, report_path)) continue;
-    if (cell_identity(config_from_json(report.at("config"), report_path + ": config")) != identity) continue;
+    if (!cell_config_differences(wanted, report.at("config"), report_path, cell_stage(report)).empty()) continue;
     if (!report.contains("backend") || !report["backend"].is_string()) {
       throw std::runtime_error(report_path + ": \"backend\" must name the backend the cell trained on");
     }

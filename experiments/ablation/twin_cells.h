@@ -41,9 +41,10 @@ struct TwinCell {
   std::string backend;           // its report's
 };
 
-// The complete cells SHARE/*/*/seed_*/ of `identity`, other than `own` (the cell looking), in
-// path order. Throws naming the report when one cannot be read as a run report.
-std::vector<TwinCell> complete_twins(const std::filesystem::path& share_dir, const std::string& identity,
+// The complete cells SHARE/*/*/seed_*/ that trained `wanted` (stale_cells.h: a cell early stopping
+// ended within a budget no larger counts), other than `own` (the cell looking), in path order.
+// Throws naming the report when one cannot be read as a run report.
+std::vector<TwinCell> complete_twins(const std::filesystem::path& share_dir, const Config& wanted,
                                      const std::filesystem::path& own);
 
 // Makes `run` a copy of `twin`'s files (not its checkpoints), its report with "shared_from": the

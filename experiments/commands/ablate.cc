@@ -140,7 +140,7 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const RunFolder&
     }
     shared.training_lock.emplace(FileLock::acquire(lock_path));
   }
-  const std::vector<TwinCell> twins = complete_twins(o.share_dir, cell_id, run.root());
+  const std::vector<TwinCell> twins = complete_twins(o.share_dir, wanted_config(o, cell), run.root());
   if (twins.empty()) return shared;
   for (const TwinCell& twin : twins) {
     if (twin.backend != backend) continue;
@@ -169,9 +169,8 @@ void require_this_backend(const Cell& cell, const nlohmann::json& report, const 
 // sweep stops naming the differences, since reusing it would compare the old training.
 bool is_stale(const AblateOptions& o, const Cell& cell, const RunFolder& run, const nlohmann::json& report) {
   if (!report.contains("config")) return false;  // not a run report: cell_report_complete names it
-  const CellStage stage = report.value("status", "") == "running" ? CellStage::running : CellStage::finished;
   const std::vector<std::string> differences =
-      cell_config_differences(wanted_config(o, cell), report["config"], run.report(), stage);
+      cell_config_differences(wanted_config(o, cell), report["config"], run.report(), cell_stage(report));
   if (differences.empty()) return false;
   if (o.rerun_stale) return true;
   std::string listed;
