@@ -424,8 +424,8 @@ json aa_bootstrap(const AblationVariant& variant, const json& cells, BleuEvidenc
 }
 
 // One arm of a recipe check: the variant whose recipe (the spec's or the check's) has the lower
-// mean best validation perplexity over the claim's seeds, a diverged cell counting as infinite;
-// undecided while a candidate cell has not finished.
+// mean best validation perplexity over the claim's seeds, a cell that diverged or never validated
+// counting as infinite; undecided while a candidate cell has not finished.
 struct RecipeChoice {
   const AblationVariant* variant = nullptr;
   json record;
@@ -442,8 +442,8 @@ RecipeChoice choose_recipe(const AblationSpec& spec, const AblationClaim& claim,
     for (std::uint64_t seed : claim.seeds) {
       const json& cell = *cell_of_seed(cells.at(candidates[i]->name), seed);
       const std::optional<double> value = metric_of(cell, "best_validation_perplexity");
-      every_seed_done = every_seed_done && done(cell) && (diverged(cell) || value);
-      sum += diverged(cell) || !value ? INFINITY : *value;
+      every_seed_done = every_seed_done && done(cell);
+      sum += value ? *value : INFINITY;
     }
     if (every_seed_done) mean[i] = sum / static_cast<double>(claim.seeds.size());
     const std::string recipe = i == 0 ? "spec" : claim.recipe_check;
