@@ -16,9 +16,11 @@
 //   as [B, T, H * d_head] (the natural output of a linear), so no transposes are needed.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/philox.h"
 #include "core/tensor.h"
@@ -47,6 +49,35 @@ enum class Positional { sinusoidal, learned, rope };
 // Adam's moments stay in the backend's dtype (float32 master weights).
 enum class Precision { float32, bf16 };
 
+// The ops of this interface, each under its one name (x_forward / x_backward below). Memory and
+// the elementwise helpers are not among them: every backend has those (a plugin's are its
+// adapter's, on the host), and the tests of every op need them to set up.
+enum class Op {
+  linear, activation, swiglu, attention, norm, dropout, add_dropout, add_dropout_norm, embedding, rope,
+  cross_entropy, log_softmax, adam, concat_time, select_batch
+};
+// An op with one call (add_dropout_forward, log_softmax_forward, adam_update, concat_time,
+// select_batch) is forward.
+enum class Direction { forward, backward };
+struct OpDirection {
+  Op op;
+  Direction direction;
+  auto operator<=>(const OpDirection&) const = default;
+};
+// Every op x direction this interface has, in declaration order.
+std::vector<OpDirection> every_op_direction();
+const char* op_name(Op op);
+const char* direction_name(Direction direction);
+// "norm backward": how messages and reports name an op x direction.
+std::string describe(OpDirection op);
+
+// Thrown when an op a backend does not provide (Backend::provides) is called on it and nothing
+// else can compute it (a plugin's missing function). The message starts with "not provided: ".
+class NotProvided : public std::logic_error {
+ public:
+  NotProvided(OpDirection op, const std::string& backend);
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -61,6 +92,14 @@ class Backend {
   virtual Device device() const = 0;
   // Host threads the ops compute with (the reference: Eigen's OpenMP threads; cpu: its pool).
   virtual int threads() const = 0;
+  // Whether this backend computes `op` in `direction` itself, in dtype(): what it is credited with.
+  // The conformance suite reports a test of an op a backend does not provide as "not provided",
+  // never as passed. The backends of this project provide every op; a plugin (core/plugin_abi.h)
+  // the ops it has functions for; a partial ForwardingBackend the ops it lists.
+  virtual bool provides(OpDirection op) const {
+    static_cast<void>(op);
+    return true;
+  }
   // Switches the precision (train.precision) before any op runs. Only a backend with
   // reduced-precision GEMMs (cuda) overrides this; the others compute every op in dtype() and
   // refuse bf16 rather than silently ignore it.

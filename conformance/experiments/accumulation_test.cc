@@ -159,7 +159,7 @@ TEST_P(Accumulation, ANaNStopsTheStepNamingItBeforeAnyUpdate) {
 // born in a kernel, which no weight or loss shows before the gradients are checked.
 class GradientPoisoner final : public ForwardingBackend {
  public:
-  explicit GradientPoisoner(Backend& inner) : ForwardingBackend(inner) {}
+  explicit GradientPoisoner(Backend& inner) : ForwardingBackend(inner, Decorates::whole_backend) {}
   void arm(const Tensor& gradient) { target_ = &gradient; }
   void linear_backward(const Tensor& x, const Tensor& w, const Tensor* pre, Activation act, const Tensor& dy,
                        Tensor* dx, Tensor& dw, Tensor* db) override {

@@ -81,7 +81,7 @@ bool disjoint(const std::set<Key>& a, const std::set<Key>& b) {
 class DropoutStreams : public ::testing::TestWithParam<NormPlacement> {
  protected:
   std::unique_ptr<Backend> inner_ = make_reference_backend(DType::f64);
-  KeyRecordingBackend backend_{*inner_};
+  KeyRecordingBackend backend_{*inner_, Decorates::whole_backend};
 };
 
 // Layers, sublayers, the two embeddings and attention weights vs residuals: one site each.

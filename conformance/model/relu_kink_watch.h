@@ -14,7 +14,7 @@ namespace trepro::testing {
 
 class ReluKinkWatch final : public ForwardingBackend {
  public:
-  explicit ReluKinkWatch(Backend& inner) : ForwardingBackend(inner) {}
+  explicit ReluKinkWatch(Backend& inner) : ForwardingBackend(inner, Decorates::whole_backend) {}
 
   // The ReLU inputs of the forward run between these two calls become the reference pattern.
   void start_reference() {

@@ -1,6 +1,8 @@
 #include "conformance/support/tensor_testing.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -38,6 +40,29 @@ std::optional<::testing::AssertionResult> shape_mismatch(const std::string& what
                                        << shape_string(expected.shape());
 }
 
+// Keeps, as the current test's gtest properties, the largest ratio of error to allowed error of
+// its all_close checks and that check's tolerance: what trepro conform reports per op.
+void record_worst_ratio(double ratio, const std::string& what, Tolerance tol) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (!test) return;
+  const ::testing::TestResult* result = test->result();
+  for (int i = 0; i < result->test_property_count(); ++i) {
+    const ::testing::TestProperty& p = result->GetTestProperty(i);
+    if (std::string(p.key()) == "worst_ratio" && !(ratio > std::stod(p.value()))) return;
+  }
+  std::ostringstream text;
+  text.precision(17);
+  text << ratio;
+  ::testing::Test::RecordProperty("worst_ratio", text.str());
+  text.str("");
+  text << tol.atol;
+  ::testing::Test::RecordProperty("worst_atol", text.str());
+  text.str("");
+  text << tol.rtol;
+  ::testing::Test::RecordProperty("worst_rtol", text.str());
+  ::testing::Test::RecordProperty("worst_check", what);
+}
+
 }  // namespace
 
 double dot(Backend& backend, const Tensor& a, const Tensor& b) {
@@ -55,7 +80,7 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
   Tensor e = on_host(expected_backend, expected);
   if (auto mismatch = shape_mismatch(what, a, e)) return *mismatch;
   std::int64_t worst = -1;
-  double worst_excess = 0.0;
+  double worst_excess = 0.0, worst_ratio = 0.0;
   for (std::int64_t i = 0; i < a.numel(); ++i) {
     double diff = std::abs(a.at(i) - e.at(i));
     double allowed = tol.atol + tol.rtol * std::abs(e.at(i));
@@ -66,7 +91,14 @@ double dot(Backend& backend, const Tensor& a, const Tensor& b) {
       worst = i;
       worst_excess = diff - allowed;
     }
+    // Error over allowed error; an exact match is 0 whatever the tolerance, a NaN or a wrong
+    // non-finite value is infinite.
+    double ratio = diff == 0.0 ? 0.0 : diff / allowed;
+    if (!std::isfinite(e.at(i))) ratio = a.at(i) == e.at(i) ? 0.0 : std::numeric_limits<double>::infinity();
+    if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
+    worst_ratio = std::max(worst_ratio, ratio);
   }
+  record_worst_ratio(worst_ratio, what, tol);
   if (worst < 0) return ::testing::AssertionSuccess();
   std::ostringstream msg;
   msg.precision(17);

@@ -14,7 +14,7 @@ class Bf16Emulation final : public ForwardingBackend {
  public:
   // `owned` is taken by reference before it is moved into `owned_`: the backend it points to
   // stays where it is.
-  explicit Bf16Emulation(std::unique_ptr<Backend> owned) : ForwardingBackend(*owned), owned_(std::move(owned)) {
+  explicit Bf16Emulation(std::unique_ptr<Backend> owned) : ForwardingBackend(*owned, Decorates::whole_backend), owned_(std::move(owned)) {
     if (inner().dtype() != DType::f32 || inner().device() != Device::cpu) {
       throw std::invalid_argument("bf16 emulation: needs a float32 host backend, got " + inner().name());
     }
