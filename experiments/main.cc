@@ -5,11 +5,18 @@
 #include "experiments/commands/cli_hints.h"
 #include "experiments/commands/commands.h"
 #include "experiments/run_info.h"
+#include "registry/plugin_backend.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"transformer-repro: reference, conformance and reproduction of the Transformer (Vaswani et al. 2017)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trepro " + trepro::git_commit() + " (" + trepro::compiler_version() + ")");
+  // Before the command: it runs as soon as it is parsed, so the command's --backend can name it.
+  app.add_option_function<std::string>(
+         "--plugin", [](const std::string& path) { trepro::add_plugin_path(path); },
+         "A backend plugin to load (core/plugin_abi.h), as an entry of TREPRO_BACKEND_PLUGINS; repeatable")
+      ->trigger_on_parse()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   trepro::cli::add_backends_command(app);
   trepro::cli::add_info_command(app);
   trepro::cli::add_config_keys_command(app);

@@ -5,6 +5,7 @@
 #include "optimized/cpu/cpu_backend.h"
 #include "optimized/cpu/thread_pool.h"
 #include "reference/reference_backend.h"
+#include "registry/plugin_backend.h"
 #if defined(TR_WITH_CUDA)
 #include "optimized/cuda/cuda_backend.h"
 #endif
@@ -29,6 +30,24 @@ std::vector<BackendInfo> available_backends() {
     backends.push_back({"cuda", DType::f32, "CUDA kernels + cuBLAS, float32, device 0", [] { return make_cuda_backend(); }});
   }
 #endif
+  // Plugins (core/plugin_abi.h) from TREPRO_BACKEND_PLUGINS, once per dtype they have functions for.
+  for (const std::string& path : plugin_paths()) {
+    std::shared_ptr<const Plugin> plugin = Plugin::load(path);
+    for (DType dtype : plugin->dtypes()) {
+      const std::string name = plugin_backend_name(*plugin, dtype);
+      for (const BackendInfo& info : backends) {
+        if (info.name == name) throw std::invalid_argument("backend plugin " + path + ": " + name + " is already the name of a backend");
+      }
+      std::unique_ptr<Backend> made = make_plugin_backend(plugin, dtype);
+      std::size_t provided = 0;
+      for (OpDirection op : every_op_direction()) provided += made->provides(op) ? 1 : 0;
+      backends.push_back({name, dtype,
+                          "plugin " + path + ": " + plugin->table().description + "; provides " + std::to_string(provided) +
+                              " of " + std::to_string(every_op_direction().size()) +
+                              " op x directions (the rest are the reference's in a model, not provided in tests)",
+                          [plugin, dtype] { return make_plugin_backend(plugin, dtype); }});
+    }
+  }
   return backends;
 }
 
