@@ -29,5 +29,6 @@ void add_translate_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_compare_kernels_command(CLI::App& app);
+void add_conform_command(CLI::App& app);
 
 }  // namespace trepro::cli

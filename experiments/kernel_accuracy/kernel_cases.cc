@@ -54,7 +54,10 @@ void add_linear(std::vector<KernelCase>& cases) {
                        b.linear_forward(t["x"], t["w"], &t["b"], s.act, t["y"], &t["pre"]);
                        b.linear_backward(t["x"], t["w"], &t["pre"], s.act, t["dy"], &t["dx"], t["dw"], &t["db"]);
                      },
-                     {"y", "dx", "dw", "db"}});
+                     {{"y", {Op::linear, Direction::forward}, s.k},
+                      {"dx", {Op::linear, Direction::backward}, s.m},
+                      {"dw", {Op::linear, Direction::backward}, s.n},
+                      {"db", {Op::linear, Direction::backward}, s.n}}});
   }
 }
 
@@ -71,7 +74,8 @@ void add_elementwise(std::vector<KernelCase>& cases) {
                        b.activation_forward(act, t["x"], t["y"]);
                        b.activation_backward(act, t["x"], t["dy"], t["dx"]);
                      },
-                     {"y", "dx"}});
+                     {{"y", {Op::activation, Direction::forward}, 1},
+                      {"dx", {Op::activation, Direction::backward}, 1}}});
   }
   cases.push_back({"swiglu", "256x2048",
                    [](TwinTensors& t) {
@@ -83,7 +87,9 @@ void add_elementwise(std::vector<KernelCase>& cases) {
                      b.swiglu_forward(t["gate"], t["up"], t["y"]);
                      b.swiglu_backward(t["gate"], t["up"], t["dy"], t["dgate"], t["dup"]);
                    },
-                   {"y", "dgate", "dup"}});
+                   {{"y", {Op::swiglu, Direction::forward}, 1},
+                    {"dgate", {Op::swiglu, Direction::backward}, 1},
+                    {"dup", {Op::swiglu, Direction::backward}, 1}}});
   cases.push_back({"adam", "512x2048",
                    [](TwinTensors& t) {
                      t.random("param", {512, 2048}, 1);
@@ -92,7 +98,9 @@ void add_elementwise(std::vector<KernelCase>& cases) {
                      t.random("v", {512, 2048}, 4, 0.0, 1e-5);
                    },
                    [](Backend& b, Tensors& t) { b.adam_update(t["param"], t["grad"], t["m"], t["v"], 1e-3, 0.9, 0.98, 1e-9, 10); },
-                   {"param", "m", "v"}});
+                   {{"param", {Op::adam, Direction::forward}, 1},
+                    {"m", {Op::adam, Direction::forward}, 1},
+                    {"v", {Op::adam, Direction::forward}, 1}}});
 }
 
 void add_attention(std::vector<KernelCase>& cases) {
@@ -124,7 +132,11 @@ void add_attention(std::vector<KernelCase>& cases) {
                        b.attention_backward(t["q"], t["k"], t["v"], 8, &t["padding"], s.causal, 0.125, {}, t["out"],
                                             t["lse"], t["dout"], t["dq"], t["dk"], t["dv"]);
                      },
-                     {"out", "lse", "dq", "dk", "dv"}});
+                     {{"out", {Op::attention, Direction::forward}, 64 + s.tk},
+                      {"lse", {Op::attention, Direction::forward}, 64 + s.tk},
+                      {"dq", {Op::attention, Direction::backward}, 128 + s.tq + s.tk},
+                      {"dk", {Op::attention, Direction::backward}, 128 + s.tq + s.tk},
+                      {"dv", {Op::attention, Direction::backward}, 128 + s.tq + s.tk}}});
   }
 }
 
@@ -147,7 +159,11 @@ void add_norms(std::vector<KernelCase>& cases) {
                        b.norm_backward(kind, t["x"], t["gamma"], t["mean"], t["rstd"], t["dy"], t["dx"], t["dgamma"],
                                        layer ? &t["dbeta"] : nullptr);
                      },
-                     {"y", "mean", "rstd", "dx", "dgamma"}});
+                     {{"y", {Op::norm, Direction::forward}, 512},
+                      {"mean", {Op::norm, Direction::forward}, 512},
+                      {"rstd", {Op::norm, Direction::forward}, 512},
+                      {"dx", {Op::norm, Direction::backward}, 512},
+                      {"dgamma", {Op::norm, Direction::backward}, 1024}}});
   }
   cases.push_back({"add_dropout_norm", "1024x512 layernorm p0.1",
                    [](TwinTensors& t) {
@@ -166,7 +182,12 @@ void add_norms(std::vector<KernelCase>& cases) {
                      b.add_dropout_norm_backward(NormKind::layer, t["sum"], t["gamma"], t["mean"], t["rstd"], dropout,
                                                  t["dy"], t["dres"], t["dx"], t["dgamma"], &t["dbeta"]);
                    },
-                   {"sum", "y", "dres", "dx", "dgamma", "dbeta"}});
+                   {{"sum", {Op::add_dropout_norm, Direction::forward}, 1},
+                    {"y", {Op::add_dropout_norm, Direction::forward}, 512},
+                    {"dres", {Op::add_dropout_norm, Direction::backward}, 512},
+                    {"dx", {Op::add_dropout_norm, Direction::backward}, 512},
+                    {"dgamma", {Op::add_dropout_norm, Direction::backward}, 1024},
+                    {"dbeta", {Op::add_dropout_norm, Direction::backward}, 1024}}});
 }
 
 void add_embedding_and_loss(std::vector<KernelCase>& cases) {
@@ -184,7 +205,8 @@ void add_embedding_and_loss(std::vector<KernelCase>& cases) {
                      b.embedding_forward(t["ids"], t["table"], 22.627416997969522, Positional::sinusoidal, nullptr, 3, t["out"]);
                      b.embedding_backward(t["ids"], t["dout"], 22.627416997969522, Positional::sinusoidal, 3, t["dtable"], nullptr);
                    },
-                   {"out", "dtable"}});
+                   {{"out", {Op::embedding, Direction::forward}, 1},
+                    {"dtable", {Op::embedding, Direction::backward}, 8 * 128}}});
   cases.push_back({"rope", "8x128 h8x64 offset 100",
                    [](TwinTensors& t) {
                      t.random("x", {8, 128, 512}, 1);
@@ -195,7 +217,8 @@ void add_embedding_and_loss(std::vector<KernelCase>& cases) {
                      b.rope_forward(t["x"], 8, 100, t["y"]);
                      b.rope_backward(t["y"], 8, 100, t["dx"]);
                    },
-                   {"y", "dx"}});
+                   {{"y", {Op::rope, Direction::forward}, 2},
+                    {"dx", {Op::rope, Direction::backward}, 2}}});
   for (std::int64_t vocab : {1000, 37000}) {
     cases.push_back({"cross_entropy", dims({256, vocab}) + " eps0.1",
                      [vocab](TwinTensors& t) {
@@ -214,7 +237,10 @@ void add_embedding_and_loss(std::vector<KernelCase>& cases) {
                                                 t["dlogits"]);
                        b.log_softmax_forward(t["logits"], t["log_probs"]);
                      },
-                     {"loss", "lse", "dlogits", "log_probs"}});
+                     {{"loss", {Op::cross_entropy, Direction::forward}, vocab + 256},
+                      {"lse", {Op::cross_entropy, Direction::forward}, vocab + 256},
+                      {"dlogits", {Op::cross_entropy, Direction::backward}, vocab + 256},
+                      {"log_probs", {Op::log_softmax, Direction::forward}, vocab}}});
   }
 }
 

@@ -16,15 +16,27 @@ void ErrorStats::add(double got, double expected, double floor) {
   if (magnitude > 0.0) max_rel = std::max(max_rel, diff / magnitude);
   sum_ulp += diff / ulp;
   max_ulp = std::max(max_ulp, diff / ulp);
+  if (tolerance) {
+    // As the op tests' all_close: a NaN fails (an infinite ratio), an exact match is 0.
+    const double allowed = tolerance->atol + tolerance->rtol * std::abs(expected);
+    const double ratio = diff == 0.0 ? 0.0 : diff / allowed;
+    max_ratio = std::max(max_ratio, std::isnan(ratio) ? HUGE_VAL : ratio);
+  }
   ++count;
 }
 
 nlohmann::json ErrorStats::to_json() const {
-  return {{"max_abs", max_abs},
-          {"max_rel", max_rel},
-          {"mean_ulp", count > 0 ? sum_ulp / static_cast<double>(count) : 0.0},
-          {"max_ulp", max_ulp},
-          {"elements", count}};
+  nlohmann::json out = {{"max_abs", max_abs},
+                        {"max_rel", max_rel},
+                        {"mean_ulp", count > 0 ? sum_ulp / static_cast<double>(count) : 0.0},
+                        {"max_ulp", max_ulp},
+                        {"elements", count}};
+  if (tolerance) {
+    out["tolerance"] = {{"atol", tolerance->atol}, {"rtol", tolerance->rtol}};
+    out["ratio"] = std::isfinite(max_ratio) ? nlohmann::json(max_ratio) : nlohmann::json();
+    out["verdict"] = max_ratio <= 1.0 ? "pass" : "fail";
+  }
+  return out;
 }
 
 void ErrorStats::merge(const ErrorStats& other) {
@@ -45,6 +57,14 @@ ErrorStats compare(const Tensor& got, const Tensor& expected) { return compare(g
 
 ErrorStats compare(const Tensor& got, const Tensor& expected, double floor) {
   ErrorStats stats;
+  for (std::int64_t i = 0; i < expected.numel(); ++i) stats.add(got.at(i), expected.at(i), floor);
+  return stats;
+}
+
+ErrorStats compare(const Tensor& got, const Tensor& expected, testing::Tolerance tolerance) {
+  ErrorStats stats;
+  stats.tolerance = tolerance;
+  const double floor = 1e-3 * max_magnitude(expected);
   for (std::int64_t i = 0; i < expected.numel(); ++i) stats.add(got.at(i), expected.at(i), floor);
   return stats;
 }

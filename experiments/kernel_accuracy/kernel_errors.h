@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "conformance/support/tolerances.h"
 #include "core/backend.h"
 
 namespace trepro::kernel_accuracy {
@@ -25,6 +27,10 @@ struct ErrorStats {
   double sum_ulp = 0.0;
   double max_ulp = 0.0;
   std::int64_t count = 0;
+  // With a tolerance (the conformance suite's, tolerances.h): the largest |got - expected| /
+  // (atol + rtol |expected|); at most 1 is what the op tests accept.
+  std::optional<testing::Tolerance> tolerance;
+  double max_ratio = 0.0;
 
   // `floor`: the smallest magnitude relative errors and ulps are taken at.
   void add(double got, double expected, double floor);
@@ -37,6 +43,8 @@ struct ErrorStats {
 // 1e-3 max |expected| (or the given floor).
 ErrorStats compare(const Tensor& got, const Tensor& expected);
 ErrorStats compare(const Tensor& got, const Tensor& expected, double floor);
+// With `tolerance`: max_ratio too.
+ErrorStats compare(const Tensor& got, const Tensor& expected, testing::Tolerance tolerance);
 double max_magnitude(const Tensor& t);
 
 // The same tensors on the backend under test and on the reference: inputs are drawn once, rounded
@@ -56,13 +64,21 @@ class TwinTensors {
   std::map<std::string, Tensor> on_backend_, on_reference_;
 };
 
+// An output of a case: the op x direction that writes it and the longest sum it depends on, the
+// accumulation length of its tolerance (tolerances.h), as the op's conformance test takes it.
+struct CaseOutput {
+  std::string name;
+  OpDirection op;
+  std::int64_t accumulation;
+};
+
 // One op at one shape: inputs, then `run` on each side, then the named outputs compared.
 struct KernelCase {
   std::string op;
   std::string shape;
   std::function<void(TwinTensors&)> inputs;
   std::function<void(Backend&, std::map<std::string, Tensor>&)> run;
-  std::vector<std::string> outputs;
+  std::vector<CaseOutput> outputs;
 };
 
 // Every op of the Backend interface over a grid of Transformer shapes.
