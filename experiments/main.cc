@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   trepro::cli::add_attention_command(app);
   trepro::cli::add_compare_kernels_command(app);
   trepro::cli::add_conform_command(app);
+  trepro::cli::add_check_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -30,5 +30,6 @@ void add_evaluate_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_compare_kernels_command(CLI::App& app);
 void add_conform_command(CLI::App& app);
+void add_check_command(CLI::App& app);
 
 }  // namespace trepro::cli

@@ -152,6 +152,20 @@ nlohmann::json build_report(const Backend& backend, bool plugin, const std::vect
       r["reason"] = missing.empty() ? "no conformance test checks " + name
                                     : "its tests need " + list + ", which the backend does not provide";
     }
+    results.push_back(r);
+  }
+  // Canonical JSON (sorted keys, no whitespace) of every tolerance a verdict used.
+  const nlohmann::json rules = {
+      {"derived", "conformance/support/tolerances.cc: |actual - expected| <= atol + rtol |expected| against the "
+                  "float64 reference; ratio = the worst error / allowed of the op's tests"},
+      {"attribution", "a test counts for the last op x direction it called on the backend"}};
+  return build_envelope("trepro conform", {{"kind", plugin ? "plugin" : "backend"}, {"name", backend.name()}}, suite,
+                        "sha256:" + sha256_hex(tolerances.dump()), rules, std::move(results), std::move(expectations),
+                        expectations_file);
+}
+
+void apply_expectations(nlohmann::json& results, std::vector<Expectation>& expectations) {
+  for (nlohmann::json& r : results) {
     for (Expectation& e : expectations) {
       if (fnmatch(e.pattern.c_str(), r["id"].get<std::string>().c_str(), 0) != 0) continue;
       if (r["verdict"] == "fail") {
@@ -165,34 +179,37 @@ nlohmann::json build_report(const Backend& backend, bool plugin, const std::vect
       }
       break;
     }
-    results.push_back(r);
   }
+}
+
+nlohmann::json build_envelope(const std::string& tool, const nlohmann::json& subject, const Suite& suite,
+                              const std::string& tolerance_table_version, const nlohmann::json& rules,
+                              nlohmann::json results, std::vector<Expectation> expectations,
+                              const std::string& expectations_file) {
+  apply_expectations(results, expectations);
   nlohmann::json entries = nlohmann::json::array();
   for (const Expectation& e : expectations) {
     entries.push_back({{"pattern", e.pattern}, {"reason", e.reason}, {"line", e.line}, {"matched", e.matched}});
   }
   const bool known = suite.commit != "unknown";
+  nlohmann::json summary = summarize(results);
   return {
       {"schema_version", 1},
       {"kind", "conformance"},
-      {"tool", {{"name", "trepro conform"}, {"version", suite.commit}}},
+      {"tool", {{"name", tool}, {"version", suite.commit}}},
       {"created", utc_now()},
-      {"subject", {{"kind", plugin ? "plugin" : "backend"}, {"name", backend.name()}}},
+      {"subject", subject},
       {"suite",
        {{"commit", known ? nlohmann::json(commit_sha(suite.commit)) : nlohmann::json()},
         {"dirty", known ? nlohmann::json(suite.commit.find("-dirty") != std::string::npos) : nlohmann::json()},
         {"golden_dir", suite.golden_dir},
         {"golden_manifest_sha256", suite.golden_manifest_sha256},
-        // Canonical JSON (sorted keys, no whitespace) of every tolerance a verdict used.
-        {"tolerance_table_version", "sha256:" + sha256_hex(tolerances.dump())}}},
-      {"rules",
-       {{"derived", "conformance/support/tolerances.cc: |actual - expected| <= atol + rtol |expected| against the "
-                    "float64 reference; ratio = the worst error / allowed of the op's tests"},
-        {"attribution", "a test counts for the last op x direction it called on the backend"}}},
+        {"tolerance_table_version", tolerance_table_version}}},
+      {"rules", rules},
       {"expectations", {{"file", expectations_file.empty() ? nlohmann::json() : nlohmann::json(expectations_file)},
                         {"entries", entries}}},
-      {"results", results},
-      {"summary", summarize(results)},
+      {"results", std::move(results)},
+      {"summary", std::move(summary)},
   };
 }
 

@@ -49,6 +49,15 @@ struct Suite {
 nlohmann::json build_report(const Backend& backend, bool plugin, const std::vector<TestOutcome>& tests,
                             std::vector<Expectation> expectations, const std::string& expectations_file,
                             const Suite& suite);
+// Matching failures become xfail (with the expectation's reason), matching passes are marked
+// xpass; "not provided" is never changed. Counts the matches on each expectation.
+void apply_expectations(nlohmann::json& results, std::vector<Expectation>& expectations);
+// A report around `results` (expectations applied, summary computed), for trepro conform and
+// trepro check alike.
+nlohmann::json build_envelope(const std::string& tool, const nlohmann::json& subject, const Suite& suite,
+                              const std::string& tolerance_table_version, const nlohmann::json& rules,
+                              nlohmann::json results, std::vector<Expectation> expectations,
+                              const std::string& expectations_file);
 // The report as Markdown: the suite, the summary and a row per op x direction.
 std::string report_markdown(const nlohmann::json& report);
 // "pass", "FAIL", "xfail", "-" (not provided) for a result's verdict, as the grid prints it.
