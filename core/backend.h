@@ -71,8 +71,9 @@ const char* direction_name(Direction direction);
 // "norm backward": how messages and reports name an op x direction.
 std::string describe(OpDirection op);
 
-// Thrown when an op a backend does not provide (Backend::provides) is called on it and nothing
-// else can compute it (a plugin's missing function). The message starts with "not provided: ".
+// Thrown where an op a backend does not provide (Backend::provides) must not run: the
+// conformance suite's guard refuses it so that a test of it is reported as not provided rather
+// than judged on another backend's work. The message starts with "not provided: ".
 class NotProvided : public std::logic_error {
  public:
   NotProvided(OpDirection op, const std::string& backend);
