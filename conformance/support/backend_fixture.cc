@@ -40,8 +40,8 @@ Backend& BackendTest::backend() {
 }
 
 void BackendTest::called(OpDirection op, bool provided) {
-  if (record_ops_) {
-    if (std::find(ops_called_.begin(), ops_called_.end(), op) == ops_called_.end()) ops_called_.push_back(op);
+  if (record_ops_ && std::find(ops_called_.begin(), ops_called_.end(), op) == ops_called_.end()) {
+    ops_called_.push_back(op);
     std::string list;
     for (OpDirection o : ops_called_) list += (list.empty() ? "" : ",") + describe(o);
     RecordProperty("ops", list);
