@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "conformance/support/golden_scale.h"
 #include "core/json_input.h"
 
 namespace trepro::golden {
@@ -41,11 +42,7 @@ std::vector<GoldenCase> cases(const std::string& kind, const std::string& op) {
 }
 
 std::string scale_tensor_name(const std::string& name, const SafetensorsFile& expected) {
-  const std::string bias = "k_proj.bias";
-  if (name.find("grad") == std::string::npos || !name.ends_with(bias)) return name;
-  std::string weight = name.substr(0, name.size() - 4) + "weight";
-  if (expected.tensors.count(weight)) return weight;
-  return weight.replace(weight.find("grad."), 5, "grad_sample.");
+  return golden_scale_tensor(name, [&](const std::string& tensor) { return expected.tensors.count(tensor) > 0; });
 }
 
 Comparison::Comparison(const GoldenCase& golden, Backend& backend, const SafetensorsFile& expected)

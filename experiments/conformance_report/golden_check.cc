@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/safetensors.h"
+#include "conformance/support/golden_scale.h"
 #include "core/sha256.h"
 
 namespace trepro::conform {
@@ -33,18 +34,6 @@ double max_abs(const Tensor& t) {
   return m;
 }
 
-// The expected tensor whose largest magnitude `name`'s atol is relative to: itself, except for a
-// k_proj.bias gradient, zero in exact arithmetic (the manifest's zero_gradient_rule): its
-// k_proj.weight gradient's, or that gradient's sample.
-std::string scale_name(const std::string& name, const std::map<std::string, Tensor>& expected) {
-  const std::string bias = "k_proj.bias";
-  if (name.rfind("grad", 0) != 0 || name.size() < bias.size() || name.compare(name.size() - bias.size(), bias.size(), bias) != 0) {
-    return name;
-  }
-  std::string weight = name.substr(0, name.size() - 4) + "weight";
-  if (expected.count(weight)) return weight;
-  return "grad_sample." + weight.substr(weight.find('.') + 1);
-}
 
 // The parameter a gradient entry is about: grad.P, grad_sample.P, grad_norm.P -> P.
 std::string parameter_of(const std::string& tensor) { return tensor.substr(tensor.find('.') + 1); }
@@ -155,7 +144,8 @@ class CaseCheck {
         actual = {std::sqrt(sum)};
       }
       const Tensor& expected = expected_.at(tensor);
-      const double scale = max_abs(expected_.at(scale_name(tensor, expected_)));
+      const double scale = max_abs(expected_.at(
+          golden_scale_tensor(tensor, [&](const std::string& name) { return expected_.count(name) > 0; })));
       const Judged j = manifest_rule(actual, expected, atol, rtol, scale);
       nlohmann::json r = result(tensor, j.ratio <= 1.0 ? "pass" : "fail");
       r["precision"] = precision;
