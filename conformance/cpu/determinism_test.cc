@@ -53,6 +53,21 @@ const Ops kOps[] = {
       b.attention_backward(q, k, v, 4, &padding, true, 0.25, dropout, out, lse, dout, dq, dk, dv);
       return Outputs{values(out), values(lse), values(dq), values(dk), values(dv)};
     },
+    [](Backend& b) {  // decoding's one query per row over two key tiles; fewer rows than threads split the heads
+      Outputs outputs;
+      for (std::int64_t rows : {1, 3}) {
+        Tensor q = testing::random_tensor(b, {rows, 1, 64}, 1), k = testing::random_tensor(b, {rows, 90, 64}, 2);
+        Tensor v = testing::random_tensor(b, {rows, 90, 64}, 3);
+        Tensor padding = Tensor::zeros({rows, 90}, DType::i32);
+        for (std::int64_t j = 85; j < 90; ++j) padding.set(j, 1);
+        padding = b.upload(padding);
+        Tensor out = b.empty({rows, 1, 64}, b.dtype()), lse = b.empty({rows, 8, 1}, b.dtype());
+        b.attention_forward(q, k, v, 8, &padding, true, 0.25, DropoutSpec{0.2, {5, 6, 7}}, out, lse);
+        outputs.push_back(values(out));
+        outputs.push_back(values(lse));
+      }
+      return outputs;
+    },
     [](Backend& b) {  // fused residual + dropout + layer norm, forward and backward
       Tensor r = testing::random_tensor(b, {700, 72}, 1), x = testing::random_tensor(b, {700, 72}, 2);
       Tensor gamma = testing::random_tensor(b, {72}, 3), beta = testing::random_tensor(b, {72}, 4);
