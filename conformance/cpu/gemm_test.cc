@@ -161,7 +161,9 @@ TEST_P(GemmTest, APackedWeightGivesTheBitsOfPackingAtEveryCall) {
     const PackedWeight packed = pack_weight(GetParam(), o.b.data(), large.n, large.k);
     const std::vector<float> bias = random_values(large.n, 4);
     const std::vector<float> c0 = random_values(large.m * large.n, 3);
-    for (std::int64_t rows : {std::int64_t{1}, std::int64_t{4}, std::int64_t{8}, large.m}) {
+    // Every row count of the few-rows path (each takes its own number of column runs per depth).
+    for (std::int64_t rows : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{4}, std::int64_t{5},
+                              std::int64_t{6}, std::int64_t{7}, std::int64_t{8}, large.m}) {
       for (bool accumulate : {false, true}) {
         for (int threads : {1, 2}) {
           SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(large.n) + "x" + std::to_string(large.k) +
