@@ -134,6 +134,62 @@ TEST_P(IncrementalDecodingTest, ReorderEqualsDecodingTheSelectedRowsFromScratch)
   }
 }
 
+// Beam search's reorders: each source's rows together (cross-attention attends them as one group
+// over the source's keys), then a source dropped and the others left with unequal numbers of
+// rows (the short ones repeat a row to fill the group), then the sources in another order, one
+// row each. Every row is fed its own tokens, so rows of one source differ as beams do. After each
+// reorder the logits equal those of a decoder started on the selected sources and fed each row's
+// history.
+TEST_P(IncrementalDecodingTest, ReordersThatGroupAndDropSourcesEqualDecodingTheRowsFromScratch) {
+  Backend& b = backend();
+  const ModelConfig config = tiny_config();
+  Transformer model(config, b);
+  model.initialize(kSeed);
+  const Batch batch = tiny_batch(config, kSeed, 3);
+  const std::vector<std::vector<std::int64_t>> reorders = {{0, 0, 0, 1, 1, 1, 2, 2, 2}, {3, 5, 4, 7, 6}, {3, 0}};
+  // Host ids [rows] for position t: distinct per row and position, never padding.
+  const auto tokens = [&](std::size_t rows, std::int64_t t) {
+    Tensor ids = Tensor::empty({static_cast<std::int64_t>(rows)}, DType::i32);
+    for (std::size_t r = 0; r < rows; ++r) {
+      ids.set(static_cast<std::int64_t>(r), static_cast<double>(1 + (3 * r + 5 * static_cast<std::size_t>(t)) %
+                                                                    static_cast<std::size_t>(config.vocab_size - 1)));
+    }
+    return ids;
+  };
+  IncrementalDecoder reordered(model, batch.src, batch.tgt.dim(0));
+  std::vector<std::int64_t> source = {0, 1, 2};             // each row's source sentence
+  std::vector<std::vector<double>> history(source.size());  // each row's tokens so far
+  for (const std::vector<std::int64_t>& rows : reorders) {
+    const Tensor fed = tokens(source.size(), reordered.position());
+    reordered.step(fed);
+    for (std::size_t r = 0; r < source.size(); ++r) history[r].push_back(fed.at(static_cast<std::int64_t>(r)));
+    Tensor indices = Tensor::empty({static_cast<std::int64_t>(rows.size())}, DType::i32);
+    std::vector<std::int64_t> next_source;
+    std::vector<std::vector<double>> next_history;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      indices.set(static_cast<std::int64_t>(i), static_cast<double>(rows[i]));
+      next_source.push_back(source[static_cast<std::size_t>(rows[i])]);
+      next_history.push_back(history[static_cast<std::size_t>(rows[i])]);
+    }
+    reordered.reorder(indices);
+    source = next_source;
+    history = next_history;
+
+    const std::int64_t t = reordered.position();
+    IncrementalDecoder fresh(model, take_rows(batch.src, source), static_cast<std::int64_t>(source.size()));
+    for (std::int64_t u = 0; u < t; ++u) {
+      Tensor ids = Tensor::empty({static_cast<std::int64_t>(source.size())}, DType::i32);
+      for (std::size_t r = 0; r < source.size(); ++r) ids.set(static_cast<std::int64_t>(r), history[r][static_cast<std::size_t>(u)]);
+      fresh.step(ids);
+    }
+    const Tensor next = tokens(source.size(), t);
+    const Tensor expected = b.download(fresh.step(next));
+    const Tensor actual = b.download(reordered.step(next));
+    for (std::size_t r = 0; r < source.size(); ++r) history[r].push_back(next.at(static_cast<std::int64_t>(r)));
+    EXPECT_TRUE(all_close("position " + std::to_string(t), reference(), actual, reference(), expected, tol(config)));
+  }
+}
+
 TR_INSTANTIATE_FOR_ALL_BACKENDS(IncrementalDecodingTest);
 
 }  // namespace
