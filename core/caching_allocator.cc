@@ -21,13 +21,13 @@ CachingAllocator::~CachingAllocator() {
 }
 
 void* CachingAllocator::allocate(std::size_t bytes) {
-  const std::size_t bin = allocation_bin_bytes(bytes);
+  std::size_t bin = allocation_bin_bytes(bytes);
   std::lock_guard lock(mutex_);
   void* block = nullptr;
-  if (auto it = cached_.find(bin); it != cached_.end()) {
+  if (auto it = cached_.lower_bound(bin); it != cached_.end() && it->first <= bin + bin / 4) {
     block = it->second.block;
-    cached_.erase(it);
-    stats_.bytes_cached -= bin;
+    bin = it->first;  // the block's own bin: what it holds, and what it is cached under again
+    take_cached_locked(it);
     ++stats_.cache_hits;
   } else {
     block = raw_allocate_(bin);
@@ -56,7 +56,8 @@ void CachingAllocator::release(void* block) {
   stats_.bytes_in_use -= bin;
   // bin <= peak_bytes_in_use (the block was in use), so eviction always makes room.
   while (stats_.bytes_cached + bin > stats_.peak_bytes_in_use) evict_least_recent_locked();
-  cached_.emplace(bin, CachedBlock{block, releases_++});
+  const auto cached = cached_.emplace(bin, CachedBlock{block, releases_});
+  release_order_.emplace(releases_++, cached);
   stats_.bytes_cached += bin;
 }
 
@@ -65,19 +66,23 @@ void CachingAllocator::empty_cache() {
   empty_cache_locked();
 }
 
+void CachingAllocator::take_cached_locked(Cache::iterator it) {
+  stats_.bytes_cached -= it->first;
+  release_order_.erase(it->second.released_at);
+  cached_.erase(it);
+}
+
 void CachingAllocator::evict_least_recent_locked() {
-  const auto oldest = std::min_element(cached_.begin(), cached_.end(), [](const auto& a, const auto& b) {
-    return a.second.released_at < b.second.released_at;
-  });
+  const Cache::iterator oldest = release_order_.begin()->second;
   raw_free_(oldest->second.block);
-  stats_.bytes_cached -= oldest->first;
   ++stats_.evictions;
-  cached_.erase(oldest);
+  take_cached_locked(oldest);
 }
 
 void CachingAllocator::empty_cache_locked() {
   for (const auto& [bin, cached] : cached_) raw_free_(cached.block);
   cached_.clear();
+  release_order_.clear();
   stats_.bytes_cached = 0;
 }
 

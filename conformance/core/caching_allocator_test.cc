@@ -73,6 +73,29 @@ TEST(CachingAllocator, ReleasedBlocksAreReusedBySize) {
   EXPECT_EQ(c.frees, 2);  // the destructor returns the cache
 }
 
+// A request takes the smallest cached block of its bin or up to a quarter larger (decoding's
+// sizes drift by a position per step), and keeps that block's bin; a larger block is left alone.
+TEST(CachingAllocator, ARequestTakesTheSmallestCachedBlockAtMostAQuarterLarger) {
+  Counting c;
+  CachingAllocator a = make(c);
+  void* exact = a.allocate(4096);
+  void* larger = a.allocate(4608);     // 4096 + 512: within a quarter
+  void* too_large = a.allocate(5632);  // 4096 + 1536: over a quarter
+  for (void* block : {too_large, larger, exact}) a.release(block);
+  EXPECT_EQ(a.allocate(4096), exact);  // the smallest that fits first
+  EXPECT_EQ(a.allocate(4096), larger);
+  void* fresh = a.allocate(4096);      // only the block over a quarter larger is left
+  EXPECT_NE(fresh, too_large);
+  EXPECT_EQ(c.allocations, 4);
+  EXPECT_EQ(a.stats().cache_hits, 2u);
+  EXPECT_EQ(a.stats().bytes_in_use, 4096u + 4608u + 4096u);  // each block counts its own bin
+  EXPECT_EQ(a.stats().bytes_cached, 5632u);
+  a.release(larger);
+  EXPECT_EQ(a.allocate(4608), larger);  // cached again under its own bin
+  EXPECT_EQ(a.stats().evictions, 0u);
+  for (void* block : {exact, larger, fresh}) a.release(block);
+}
+
 TEST(CachingAllocator, NeverCachesMoreThanThePeakInUseEvictingTheLeastRecentlyReleased) {
   Counting c;
   CachingAllocator a = make(c);
