@@ -1,6 +1,26 @@
 #include "model/greedy_search.h"
 
+#include <utility>
+
 namespace trepro {
+
+namespace {
+
+// The first maximum of a row of log-probabilities, as argmax: ties go to the smaller id. Pad and
+// BOS are never produced. Compared in the row's own type, read through its pointer (Tensor::at
+// per value was a seventh of greedy decoding at batch 32).
+template <class T>
+std::pair<std::int64_t, double> row_argmax(const T* row, std::int64_t vocab, const SearchTokens& tokens) {
+  std::int64_t best = -1;
+  T best_value{};
+  for (std::int64_t v = 0; v < vocab; ++v) {
+    if (v == tokens.pad || v == tokens.bos) continue;
+    if (best < 0 || row[v] > best_value) best = v, best_value = row[v];
+  }
+  return {best, static_cast<double>(best_value)};
+}
+
+}  // namespace
 
 std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, const SearchTokens& tokens,
                                       std::int64_t max_extra) {
@@ -27,14 +47,10 @@ std::vector<Hypothesis> greedy_search(NextTokenScorer& scorer, const std::vector
     const std::int64_t vocab = log_probs.dim(1);
     std::vector<std::int64_t> keep_rows, keep_sentences, keep_last;
     for (std::size_t r = 0; r < sentences.size(); ++r) {
-      // The first maximum, as argmax: ties go to the smaller id. Pad and BOS are never produced.
-      std::int64_t best = -1;
-      double best_log_prob = 0.0;
-      for (std::int64_t v = 0; v < vocab; ++v) {
-        if (v == tokens.pad || v == tokens.bos) continue;
-        const double lp = log_probs.at(static_cast<std::int64_t>(r) * vocab + v);
-        if (best < 0 || lp > best_log_prob) best = v, best_log_prob = lp;
-      }
+      const auto row = static_cast<std::int64_t>(r) * vocab;
+      const auto [best, best_log_prob] = log_probs.dtype() == DType::f64
+                                             ? row_argmax(log_probs.data<double>() + row, vocab, tokens)
+                                             : row_argmax(log_probs.data<float>() + row, vocab, tokens);
       Hypothesis& h = results[static_cast<std::size_t>(sentences[r])];
       h.log_prob += best_log_prob;
       if (best == tokens.eos) {
