@@ -105,7 +105,7 @@ Tensor IncrementalDecoder::cross_attend(MultiHeadAttention& cross, const Tensor&
 
 void IncrementalDecoder::group_rows_by_source() {
   groups_ = SourceGroups{};
-  if (!src_padding_.defined()) return;  // no cross-attention
+  if (!src_padding_.defined() || batch_ == 0) return;  // no cross-attention, or no row left
   const std::int64_t sources = src_padding_.dim(0);
   std::vector<std::int64_t> count(static_cast<std::size_t>(sources), 0);
   for (std::int64_t source : source_of_row_) ++count[static_cast<std::size_t>(source)];
@@ -146,8 +146,10 @@ void IncrementalDecoder::reorder(const Tensor& rows) {
     backend.select_batch(t, indices, out);
     t = out;
   };
-  // The sources still decoded, in the order of their first row, and each row's place among them.
-  const std::size_t old_sources = host_src_padding_.defined() ? static_cast<std::size_t>(host_src_padding_.dim(0)) : 0;
+  // The sources still decoded, in the order of their first row, and each row's place among them
+  // (a decoder-only model has no sources: its rows keep what they had).
+  const bool has_sources = host_src_padding_.defined();
+  const std::size_t old_sources = has_sources ? static_cast<std::size_t>(host_src_padding_.dim(0)) : 0;
   std::vector<std::int64_t> new_place(old_sources, -1), kept;
   std::vector<std::int64_t> source_of_row(static_cast<std::size_t>(rows.numel()));
   for (std::int64_t i = 0; i < rows.numel(); ++i) {
@@ -157,12 +159,16 @@ void IncrementalDecoder::reorder(const Tensor& rows) {
                               std::to_string(from) + " is not a row of the batch of " + std::to_string(batch_));
     }
     const std::int64_t source = source_of_row_[static_cast<std::size_t>(from)];
-    if (static_cast<std::size_t>(source) < old_sources && new_place[static_cast<std::size_t>(source)] < 0) {
+    std::int64_t& place = source_of_row[static_cast<std::size_t>(i)];
+    if (!has_sources) {
+      place = source;
+      continue;
+    }
+    if (new_place[static_cast<std::size_t>(source)] < 0) {
       new_place[static_cast<std::size_t>(source)] = static_cast<std::int64_t>(kept.size());
       kept.push_back(source);
     }
-    source_of_row[static_cast<std::size_t>(i)] =
-        static_cast<std::size_t>(source) < old_sources ? new_place[static_cast<std::size_t>(source)] : source;
+    place = new_place[static_cast<std::size_t>(source)];
   }
   source_of_row_ = std::move(source_of_row);
   bool same_sources = kept.size() == old_sources;

@@ -190,6 +190,19 @@ TEST_P(IncrementalDecodingTest, ReordersThatGroupAndDropSourcesEqualDecodingTheR
   }
 }
 
+// A reorder that keeps no row (every sentence ended, or none may produce a token) leaves a decoder
+// of batch 0, as beam search asks for when every source has a maximum length of 0.
+TEST_P(IncrementalDecodingTest, AReorderToNoRowsLeavesAnEmptyBatch) {
+  const ModelConfig config = tiny_config();
+  Transformer model(config, backend());
+  model.initialize(kSeed);
+  const Batch batch = tiny_batch(config, kSeed, 3);
+  IncrementalDecoder decoder(model, batch.src, batch.tgt.dim(0));
+  decoder.step(column(batch.tgt, 0));
+  decoder.reorder(Tensor::empty({0}, DType::i32));
+  EXPECT_EQ(decoder.batch(), 0);
+}
+
 TR_INSTANTIATE_FOR_ALL_BACKENDS(IncrementalDecodingTest);
 
 }  // namespace
