@@ -175,8 +175,8 @@ void IncrementalDecoder::reorder(const Tensor& rows) {
   for (std::size_t s = 0; s < kept.size() && same_sources; ++s) same_sources = kept[s] == static_cast<std::int64_t>(s);
   Tensor device_kept;
   if (!same_sources) {
-    Tensor host_kept = Tensor::empty({static_cast<std::int64_t>(kept.size())}, DType::i32);
-    for (std::size_t s = 0; s < kept.size(); ++s) host_kept.set(static_cast<std::int64_t>(s), static_cast<double>(kept[s]));
+    const Tensor host_kept =
+        Tensor::from_values({static_cast<std::int64_t>(kept.size())}, DType::i32, {kept.begin(), kept.end()});
     device_kept = backend.upload(host_kept);
     // The mask is int32, which select_batch (floating activations) does not take: select it on
     // the host, where it was made.

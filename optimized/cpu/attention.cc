@@ -159,14 +159,19 @@ void forward_row_queries(FloatTag d, const AttentionProblem& p, std::int64_t b, 
   const auto query_head = [&](std::size_t r) {
     return std::pair{static_cast<std::int64_t>(r / heads), h0 + static_cast<std::int64_t>(r % heads)};
   };
+  // Query i's heads [h0, h1) are consecutive in q, a row of q apart: row r = i x heads + h of the
+  // loops below reads q_first + i x q_stride + h x dk.
+  const float* q_first = p.q + p.qk_offset(b, 0, p.tq, h0);
+  const std::size_t q_stride = static_cast<std::size_t>(p.heads) * dk;
   for (std::int64_t j0 = 0; j0 < key_limit; j0 += kKeyTile) {
     const std::size_t nk = static_cast<std::size_t>(std::min<std::int64_t>(kKeyTile, key_limit - j0));
     const std::size_t nk_pad = round_up(nk, lanes);
     for (std::size_t j = 0; j < nk_pad; ++j) {
       const float* k_row = j < nk ? p.k + p.qk_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h0) : nullptr;
-      for (std::size_t r = 0; r < rows; ++r) {
-        const auto [i, h] = query_head(r);
-        s[r * kKeyTile + j] = j < nk ? dot(d, p.q + p.qk_offset(b, i, p.tq, h), k_row + (r % heads) * dk, dk) : 0.0f;
+      for (std::size_t i = 0, r = 0; i < static_cast<std::size_t>(p.tq); ++i) {
+        for (std::size_t h = 0; h < heads; ++h, ++r) {
+          s[r * kKeyTile + j] = j < nk ? dot(d, q_first + i * q_stride + h * dk, k_row + h * dk, dk) : 0.0f;
+        }
       }
     }
     key_bias(padding != nullptr ? padding + j0 : nullptr, nk, nk_pad, bias);
@@ -181,15 +186,17 @@ void forward_row_queries(FloatTag d, const AttentionProblem& p, std::int64_t b, 
     }
     for (std::size_t j = 0; j < nk; ++j) {
       const float* v_row = p.v + p.v_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h0);
-      for (std::size_t r = 0; r < rows; ++r) {
-        const float w = s[r * kKeyTile + j];
-        if (w == 0.0f) continue;  // a masked or dropped key
-        const float* v = v_row + (r % heads) * dv;
-        float* or_ = o + r * dv_pad;
-        const auto weight = hn::Set(d, w);
-        std::size_t c = 0;
-        for (; c + lanes <= dv; c += lanes) hn::StoreU(hn::MulAdd(weight, hn::LoadU(d, v + c), hn::LoadU(d, or_ + c)), d, or_ + c);
-        for (; c < dv; ++c) or_[c] += w * v[c];
+      for (std::size_t i = 0, r = 0; i < static_cast<std::size_t>(p.tq); ++i) {
+        for (std::size_t h = 0; h < heads; ++h, ++r) {
+          const float w = s[r * kKeyTile + j];
+          if (w == 0.0f) continue;  // a masked or dropped key
+          const float* v = v_row + h * dv;
+          float* or_ = o + r * dv_pad;
+          const auto weight = hn::Set(d, w);
+          std::size_t c = 0;
+          for (; c + lanes <= dv; c += lanes) hn::StoreU(hn::MulAdd(weight, hn::LoadU(d, v + c), hn::LoadU(d, or_ + c)), d, or_ + c);
+          for (; c < dv; ++c) or_[c] += w * v[c];
+        }
       }
     }
   }
