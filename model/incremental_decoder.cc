@@ -1,6 +1,5 @@
 #include "model/incremental_decoder.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace trepro {
@@ -36,7 +35,6 @@ IncrementalDecoder::IncrementalDecoder(Transformer& model, const Tensor& src, st
     }
     caches_.push_back(std::move(cache));
   }
-  group_rows_by_source();
 }
 
 namespace {
@@ -78,7 +76,7 @@ Tensor IncrementalDecoder::step(const Tensor& tokens) {
     if (MultiHeadAttention* cross = layer.cross_attn()) {
       Residual& cross_res = layer.residual(1);
       Tensor q = cross->project_q(backend, cross_res.input(ctx, y).view({batch_, 1, d}), position_);
-      y = cross_res.output(ctx, y, cross_attend(*cross, q, cache));
+      y = cross_res.output(ctx, y, cross->attend(backend, q, cache.cross_k, cache.cross_v, &src_padding_));
     }
     Residual& ffn_res = layer.residual(layer.cross_attn() ? 2 : 1);
     y = ffn_res.output(ctx, y, layer.ffn().forward(backend, ffn_res.input(ctx, y)));
@@ -88,69 +86,17 @@ Tensor IncrementalDecoder::step(const Tensor& tokens) {
   return model_.output_projection().forward(backend, y);
 }
 
-Tensor IncrementalDecoder::cross_attend(MultiHeadAttention& cross, const Tensor& q, const LayerCache& cache) {
-  Backend& backend = model_.backend();
-  const std::int64_t sources = cache.cross_k.dim(0), places = sources * groups_.group, width = q.dim(2);
-  if (!groups_.query_rows.defined()) {
-    return cross.attend(backend, q.view({sources, groups_.group, width}), cache.cross_k, cache.cross_v, &src_padding_);
-  }
-  Tensor grouped = backend.empty({places, width}, backend.dtype());
-  backend.select_batch(q.view({batch_, width}), groups_.query_rows, grouped);
-  const Tensor out = cross.attend(backend, grouped.view({sources, groups_.group, width}), cache.cross_k,
-                                  cache.cross_v, &src_padding_);
-  Tensor rows = backend.empty({batch_, out.dim(-1)}, backend.dtype());
-  backend.select_batch(out.view({places, out.dim(-1)}), groups_.row_places, rows);
-  return rows;
-}
-
-void IncrementalDecoder::group_rows_by_source() {
-  groups_ = SourceGroups{};
-  if (!src_padding_.defined() || batch_ == 0) return;  // no cross-attention, or no row left
-  const std::int64_t sources = src_padding_.dim(0);
-  std::vector<std::int64_t> count(static_cast<std::size_t>(sources), 0);
-  for (std::int64_t source : source_of_row_) ++count[static_cast<std::size_t>(source)];
-  groups_.group = *std::max_element(count.begin(), count.end());
-  bool in_place = sources * groups_.group == batch_;
-  for (std::int64_t r = 0; r < batch_ && in_place; ++r) {
-    in_place = source_of_row_[static_cast<std::size_t>(r)] == r / groups_.group;
-  }
-  if (in_place) return;
-  // Each source's rows in order, then its first row again in the places it leaves empty.
-  Tensor query_rows = Tensor::empty({sources * groups_.group}, DType::i32);
-  Tensor row_places = Tensor::empty({batch_}, DType::i32);
-  std::vector<std::int64_t> filled(static_cast<std::size_t>(sources), 0), first(static_cast<std::size_t>(sources), -1);
-  for (std::int64_t r = 0; r < batch_; ++r) {
-    const auto s = static_cast<std::size_t>(source_of_row_[static_cast<std::size_t>(r)]);
-    if (first[s] < 0) first[s] = r;
-    const std::int64_t place = static_cast<std::int64_t>(s) * groups_.group + filled[s]++;
-    query_rows.set(place, static_cast<double>(r));
-    row_places.set(r, static_cast<double>(place));
-  }
-  for (std::size_t s = 0; s < filled.size(); ++s) {
-    for (std::int64_t k = filled[s]; k < groups_.group; ++k) {
-      query_rows.set(static_cast<std::int64_t>(s) * groups_.group + k, static_cast<double>(first[s]));
-    }
-  }
-  groups_.query_rows = model_.backend().upload(query_rows);
-  groups_.row_places = model_.backend().upload(row_places);
-}
-
 void IncrementalDecoder::reorder(const Tensor& rows) {
   Backend& backend = model_.backend();
   Tensor device_rows = backend.upload(rows);
-  auto select = [&](Tensor& t, const Tensor& indices) {
+  auto select = [&](Tensor& t) {
     if (!t.defined()) return;
     Shape shape = t.shape();
-    shape[0] = indices.dim(0);
+    shape[0] = device_rows.dim(0);
     Tensor out = backend.empty(shape, backend.dtype());
-    backend.select_batch(t, indices, out);
+    backend.select_batch(t, device_rows, out);
     t = out;
   };
-  // The sources still decoded, in the order of their first row, and each row's place among them
-  // (a decoder-only model has no sources: its rows keep what they had).
-  const bool has_sources = host_src_padding_.defined();
-  const std::size_t old_sources = has_sources ? static_cast<std::size_t>(host_src_padding_.dim(0)) : 0;
-  std::vector<std::int64_t> new_place(old_sources, -1), kept;
   std::vector<std::int64_t> source_of_row(static_cast<std::size_t>(rows.numel()));
   for (std::int64_t i = 0; i < rows.numel(); ++i) {
     const auto from = static_cast<std::int64_t>(rows.at(i));
@@ -158,46 +104,30 @@ void IncrementalDecoder::reorder(const Tensor& rows) {
       throw std::out_of_range("IncrementalDecoder::reorder: rows[" + std::to_string(i) + "] = " +
                               std::to_string(from) + " is not a row of the batch of " + std::to_string(batch_));
     }
-    const std::int64_t source = source_of_row_[static_cast<std::size_t>(from)];
-    std::int64_t& place = source_of_row[static_cast<std::size_t>(i)];
-    if (!has_sources) {
-      place = source;
-      continue;
-    }
-    if (new_place[static_cast<std::size_t>(source)] < 0) {
-      new_place[static_cast<std::size_t>(source)] = static_cast<std::int64_t>(kept.size());
-      kept.push_back(source);
-    }
-    place = new_place[static_cast<std::size_t>(source)];
+    source_of_row[static_cast<std::size_t>(i)] = source_of_row_[static_cast<std::size_t>(from)];
   }
+  const bool same_sources = source_of_row == source_of_row_;
   source_of_row_ = std::move(source_of_row);
-  bool same_sources = kept.size() == old_sources;
-  for (std::size_t s = 0; s < kept.size() && same_sources; ++s) same_sources = kept[s] == static_cast<std::int64_t>(s);
-  Tensor device_kept;
-  if (!same_sources) {
-    const Tensor host_kept =
-        Tensor::from_values({static_cast<std::int64_t>(kept.size())}, DType::i32, {kept.begin(), kept.end()});
-    device_kept = backend.upload(host_kept);
-    // The mask is int32, which select_batch (floating activations) does not take: select it on
+  for (LayerCache& cache : caches_) {
+    select(cache.self_k);
+    select(cache.self_v);
+    if (same_sources) continue;
+    select(cache.cross_k);
+    select(cache.cross_v);
+  }
+  if (host_src_padding_.defined() && !same_sources) {
+    // The mask is int32, which select_batch (floating activations) does not take: reorder it on
     // the host, where it was made.
     const std::int64_t width = host_src_padding_.dim(1);
-    Tensor selected = Tensor::empty({host_kept.numel(), width}, DType::i32);
-    for (std::int64_t s = 0; s < host_kept.numel(); ++s) {
-      const auto from = static_cast<std::int64_t>(host_kept.at(s));
-      for (std::int64_t j = 0; j < width; ++j) selected.set(s * width + j, host_src_padding_.at(from * width + j));
+    Tensor selected = Tensor::empty({rows.numel(), width}, DType::i32);
+    for (std::int64_t i = 0; i < rows.numel(); ++i) {
+      const auto from = static_cast<std::int64_t>(rows.at(i));
+      for (std::int64_t j = 0; j < width; ++j) selected.set(i * width + j, host_src_padding_.at(from * width + j));
     }
     host_src_padding_ = selected;
     src_padding_ = backend.upload(selected);
   }
-  for (LayerCache& cache : caches_) {
-    select(cache.self_k, device_rows);
-    select(cache.self_v, device_rows);
-    if (same_sources) continue;
-    select(cache.cross_k, device_kept);
-    select(cache.cross_v, device_kept);
-  }
   batch_ = device_rows.dim(0);
-  group_rows_by_source();
 }
 
 }  // namespace trepro

@@ -67,23 +67,12 @@ inline void finish_row(const AttentionProblem& p, const float* o, float row_max,
   *lse = seen ? row_max + std::log(row_sum) : kMinusInf;
 }
 
-// Up to this many queries of a batch row see the same keys (Tq = 1, or no causal mask) go through
-// forward_row_queries: decoding's one query per row, and its cross-attention, which attends the
-// rows of one source sentence (the beams) together over the source's one copy of the keys.
-inline constexpr std::int64_t kRowQueries = 16;
-
-inline bool row_queries_problem(const AttentionProblem& p) { return p.tq == 1 || (!p.causal && p.tq <= kRowQueries); }
-
-// The floats of forward_row_queries's scratch for `heads` heads.
-std::size_t row_queries_scratch_floats(const AttentionProblem& p, std::size_t heads, std::size_t dv_pad) {
-  return static_cast<std::size_t>(p.tq) * heads * (dv_pad + kKeyTile + 2) + 2 * kKeyTile;
-}
-
 std::size_t forward_scratch_floats(const AttentionProblem& p, std::size_t lanes) {
   const std::size_t dv_pad = round_up(static_cast<std::size_t>(p.dv), lanes);
   const std::size_t tiles = static_cast<std::size_t>(p.dk) * kKeyTile + kKeyTile * dv_pad + kQueryTile * kKeyTile +
                             kQueryTile * dv_pad + 2 * kQueryTile + 2 * kKeyTile;
-  return row_queries_problem(p) ? row_queries_scratch_floats(p, static_cast<std::size_t>(p.heads), dv_pad) : tiles;
+  const std::size_t single_query = static_cast<std::size_t>(p.heads) * (dv_pad + kKeyTile + 2) + 2 * kKeyTile;
+  return std::max(tiles, single_query);
 }
 
 // Queries [i0, i0 + rows) of head h of batch row b.
@@ -130,80 +119,65 @@ void forward_query_tile(FloatTag d, const AttentionProblem& p, std::int64_t b, s
   }
 }
 
-// The queries of batch row b (row_queries_problem: each sees keys [0, key_end(0))), heads
-// [h0, h1), against the keys. Nothing is packed (a transposed copy of K would cost as much as
-// the product): s_j = <q, k_j> as row dot products, then o += p_j v_j row by row. The queries and
-// heads go together, key by key, so that K and V are read once and as they lie: key j of every
-// head is one contiguous row, where one head alone reads a slice of each row, a row apart (perf,
-// beam-4 decoding at batch 32: 40% of the kernel's time waited on those loads). Each query and
-// head does what it would do alone with Tq = 1, in the same order, so the bits are those of one
-// query and one head at a time.
-void forward_row_queries(FloatTag d, const AttentionProblem& p, std::int64_t b, std::int64_t h0, std::int64_t h1,
-                         float* scratch, float* out, float* lse) {
+// The incremental-decoding step (Tq = 1): the one query of each head in [h0, h1) of batch row b
+// against the cached keys. Nothing is packed (a transposed copy of K would cost as much as the
+// product): s_j = <q, k_j> as row dot products, then o += p_j v_j row by row. The heads go
+// together, key by key, so that K and V are read as they lie: key j of every head is one
+// contiguous row of the cache, where one head alone reads a slice of each row, a row apart (perf,
+// beam-4 decoding at batch 32: 40% of this kernel's time waited on those loads). Each head does
+// what it would do alone, in the same order, so the bits are those of one head at a time.
+void forward_single_query(FloatTag d, const AttentionProblem& p, std::int64_t b, std::int64_t h0, std::int64_t h1,
+                          float* scratch, float* out, float* lse) {
   const std::size_t lanes = hn::Lanes(d);
   const std::size_t dk = static_cast<std::size_t>(p.dk), dv = static_cast<std::size_t>(p.dv);
   const std::size_t dv_pad = round_up(dv, lanes);
   const auto heads = static_cast<std::size_t>(h1 - h0);
-  const auto rows = static_cast<std::size_t>(p.tq) * heads;  // (query, head) pairs, query-major
-  float* o = scratch;                    // [rows, dv_pad]
-  float* s = o + rows * dv_pad;          // [rows, kKeyTile]
-  float* row_max = s + rows * kKeyTile;  // [rows]
-  float* row_sum = row_max + rows;       // [rows]
-  float* bias = row_sum + rows;          // [kKeyTile]
-  float* factor = bias + kKeyTile;       // [kKeyTile]
-  std::fill(o, o + rows * dv_pad, 0.0f);
-  std::fill(row_max, row_max + rows, kMinusInf);
-  std::fill(row_sum, row_sum + rows, 0.0f);
+  float* o = scratch;                     // [heads, dv_pad]
+  float* s = o + heads * dv_pad;          // [heads, kKeyTile]
+  float* row_max = s + heads * kKeyTile;  // [heads]
+  float* row_sum = row_max + heads;       // [heads]
+  float* bias = row_sum + heads;          // [kKeyTile]
+  float* factor = bias + kKeyTile;        // [kKeyTile]
+  std::fill(o, o + heads * dv_pad, 0.0f);
+  std::fill(row_max, row_max + heads, kMinusInf);
+  std::fill(row_sum, row_sum + heads, 0.0f);
+  const float* q_row = p.q + p.qk_offset(b, 0, 1, h0);
   const std::int32_t* padding = p.key_padding != nullptr ? p.key_padding + b * p.tk : nullptr;
   const std::int64_t key_limit = p.key_end(0);
-  const auto query_head = [&](std::size_t r) {
-    return std::pair{static_cast<std::int64_t>(r / heads), h0 + static_cast<std::int64_t>(r % heads)};
-  };
-  // Query i's heads [h0, h1) are consecutive in q, a row of q apart: row r = i x heads + h of the
-  // loops below reads q_first + i x q_stride + h x dk.
-  const float* q_first = p.q + p.qk_offset(b, 0, p.tq, h0);
-  const std::size_t q_stride = static_cast<std::size_t>(p.heads) * dk;
   for (std::int64_t j0 = 0; j0 < key_limit; j0 += kKeyTile) {
     const std::size_t nk = static_cast<std::size_t>(std::min<std::int64_t>(kKeyTile, key_limit - j0));
     const std::size_t nk_pad = round_up(nk, lanes);
     for (std::size_t j = 0; j < nk_pad; ++j) {
       const float* k_row = j < nk ? p.k + p.qk_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h0) : nullptr;
-      for (std::size_t i = 0, r = 0; i < static_cast<std::size_t>(p.tq); ++i) {
-        for (std::size_t h = 0; h < heads; ++h, ++r) {
-          s[r * kKeyTile + j] = j < nk ? dot(d, q_first + i * q_stride + h * dk, k_row + h * dk, dk) : 0.0f;
-        }
-      }
+      for (std::size_t h = 0; h < heads; ++h) s[h * kKeyTile + j] = j < nk ? dot(d, q_row + h * dk, k_row + h * dk, dk) : 0.0f;
     }
     key_bias(padding != nullptr ? padding + j0 : nullptr, nk, nk_pad, bias);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const auto [i, h] = query_head(r);
-      float* sr = s + r * kKeyTile;
-      const float tile_max = mask_row(d, sr, bias, nk_pad, p.scale, key_limit - 1 - j0);
-      if (p.dropout.active()) dropout_factors(p.dropout, p.dropout_element(b, h, i, j0), nk, nk_pad, factor);
-      // A row that has seen no key yet gets its weights zeroed, which the sum below skips.
-      online_softmax_row(d, sr, nk_pad, tile_max, row_max[r], row_sum[r], o + r * dv_pad, dv_pad,
+    for (std::size_t h = 0; h < heads; ++h) {
+      float* sh = s + h * kKeyTile;
+      const float tile_max = mask_row(d, sh, bias, nk_pad, p.scale, key_limit - 1 - j0);
+      const std::int64_t head = h0 + static_cast<std::int64_t>(h);
+      if (p.dropout.active()) dropout_factors(p.dropout, p.dropout_element(b, head, 0, j0), nk, nk_pad, factor);
+      // A head that has seen no key yet gets its weights zeroed, which the sum below skips.
+      online_softmax_row(d, sh, nk_pad, tile_max, row_max[h], row_sum[h], o + h * dv_pad, dv_pad,
                          p.dropout.active() ? factor : nullptr);
     }
     for (std::size_t j = 0; j < nk; ++j) {
       const float* v_row = p.v + p.v_offset(b, j0 + static_cast<std::int64_t>(j), p.tk, h0);
-      for (std::size_t i = 0, r = 0; i < static_cast<std::size_t>(p.tq); ++i) {
-        for (std::size_t h = 0; h < heads; ++h, ++r) {
-          const float w = s[r * kKeyTile + j];
-          if (w == 0.0f) continue;  // a masked or dropped key
-          const float* v = v_row + h * dv;
-          float* or_ = o + r * dv_pad;
-          const auto weight = hn::Set(d, w);
-          std::size_t c = 0;
-          for (; c + lanes <= dv; c += lanes) hn::StoreU(hn::MulAdd(weight, hn::LoadU(d, v + c), hn::LoadU(d, or_ + c)), d, or_ + c);
-          for (; c < dv; ++c) or_[c] += w * v[c];
-        }
+      for (std::size_t h = 0; h < heads; ++h) {
+        const float w = s[h * kKeyTile + j];
+        if (w == 0.0f) continue;  // a masked or dropped key
+        const float* v = v_row + h * dv;
+        float* oh = o + h * dv_pad;
+        const auto weight = hn::Set(d, w);
+        std::size_t c = 0;
+        for (; c + lanes <= dv; c += lanes) hn::StoreU(hn::MulAdd(weight, hn::LoadU(d, v + c), hn::LoadU(d, oh + c)), d, oh + c);
+        for (; c < dv; ++c) oh[c] += w * v[c];
       }
     }
   }
-  for (std::size_t r = 0; r < rows; ++r) {
-    const auto [i, h] = query_head(r);
-    finish_row(p, o + r * dv_pad, row_max[r], row_sum[r], out + p.v_offset(b, i, p.tq, h),
-               lse + (b * p.heads + h) * p.tq + i);
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::int64_t head = h0 + static_cast<std::int64_t>(h);
+    finish_row(p, o + h * dv_pad, row_max[h], row_sum[h], out + p.v_offset(b, 0, 1, head), lse + b * p.heads + head);
   }
 }
 
@@ -211,14 +185,14 @@ void attention_forward_kernel(const AttentionProblem& p, float* out, float* lse,
                               Workspace& workspace) {
   const FloatTag d;
   const std::size_t floats = forward_scratch_floats(p, hn::Lanes(d));
-  if (row_queries_problem(p)) {
+  if (p.tq == 1) {
     // One task per batch row, its heads split into groups only when the rows are fewer than
     // the threads.
     const std::int64_t groups = std::clamp<std::int64_t>(pool.threads() / std::max<std::int64_t>(p.batch, 1), 1, p.heads);
     pool.run(static_cast<int>(p.batch * groups), [&](int task) {
       float* scratch = workspace.floats(task % pool.threads(), Slot::op_scratch, floats);
       const std::int64_t b = task / groups, group = task % groups;
-      forward_row_queries(d, p, b, p.heads * group / groups, p.heads * (group + 1) / groups, scratch, out, lse);
+      forward_single_query(d, p, b, p.heads * group / groups, p.heads * (group + 1) / groups, scratch, out, lse);
     });
     return;
   }
