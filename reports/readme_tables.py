@@ -73,9 +73,10 @@ def paper_column(ablation):
 
 
 def by_seed(cells, seeds, text):
-    """text(cell) of each cell that finished, in seed order, else what became of it."""
+    """text(cell) of each cell that finished, in seed order, else what became of it: the spec's
+    seeds and those a claim adds to the variant."""
     out = []
-    for seed in seeds:
+    for seed in sorted(set(seeds) | {c.seed for c in cells}):
         cell = next((c for c in cells if c.seed == seed), None)
         status = cell.status if cell is not None and cell.run is not None else "not_run"
         out.append(text(cell) if status == "finished" else CELL_STATUS.get(status, status))
