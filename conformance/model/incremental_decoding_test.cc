@@ -135,9 +135,9 @@ TEST_P(IncrementalDecodingTest, ReorderEqualsDecodingTheSelectedRowsFromScratch)
 }
 
 // Beam search's reorders: each source's row repeated, then a source dropped and the others left
-// with unequal numbers of rows, then the sources in another order, one row each. Every row is fed its own tokens, so rows of one source differ as beams do. After each
-// reorder the logits equal those of a decoder started on the selected sources and fed each row's
-// history.
+// with unequal numbers of rows, then the sources in another order, one row each. Every row is
+// fed its own tokens, so rows of one source differ as beams do. After each reorder the logits
+// equal those of a decoder started on the selected sources and fed each row's history.
 TEST_P(IncrementalDecodingTest, ReordersThatRepeatAndDropSourcesEqualDecodingTheRowsFromScratch) {
   Backend& b = backend();
   const ModelConfig config = tiny_config();
