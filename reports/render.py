@@ -305,7 +305,7 @@ def claims_table(ablation):
     for c in ablation.claims:
         seen = {s["seed"] for s in c["per_seed"]}
         per_seed = [seed_outcome(s) for s in c["per_seed"]]
-        per_seed += [f"seed {s}: none yet" for s in ablation.seeds if s not in seen]
+        per_seed += [f"seed {s}: none yet" for s in c.get("seeds", ablation.seeds) if s not in seen]
         if "equivalent" in c:  # an equivalence claim: the pair, and the margin in the second column
             first, second = f"{c['equivalent'][0]} ≈ {c['equivalent'][1]}", f"within ±{c['margin']:g}"
         else:
