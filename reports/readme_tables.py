@@ -54,15 +54,16 @@ def planned_settings(variant, baseline):
 
 def paper_column(ablation):
     """{variant: "its Table 3 row: PPL / BLEU"} for the variants the paper has a row for, as
-    render.py matches them (a change by its factor; our 6 layers of 3 are no row); empty without
-    a baseline that has run, or when no variant's change is a row (then the base is no anchor)."""
+    render.py matches them (a change by its factor; our 6 layers of 3 are no row; a variant under
+    a claim's second recipe is none, run or not); empty without a baseline that has run, or when
+    no variant's change is a row (then the base is no anchor)."""
     baseline = next((v for v in ablation.variants if v.name == ablation.baseline), None)
     if baseline is None or not baseline.runs():
         return {}
     base = render.settings(baseline.runs()[0])
     column = {}
     for v in ablation.variants:
-        values = planned_settings(v, baseline)
+        values = planned_settings(v, baseline) if v.recipe is None else None
         if values is None:
             continue
         changed = any(render.differs(k, values, base) for k in values)

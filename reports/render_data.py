@@ -120,11 +120,13 @@ class Cell:
 
 class Variant:
     """One variant of an ablation: its overrides, its cells (one per seed), the statistics of its
-    metrics over seeds and its comparison with the baseline (reports/ablation_schema.json)."""
+    metrics over seeds and its comparison with the baseline (reports/ablation_schema.json);
+    `recipe` names the spec's second recipe it runs under (a claim's recipe check), else None."""
 
-    def __init__(self, name, set_, cells, statistics, vs_baseline):
+    def __init__(self, name, set_, cells, statistics, vs_baseline, recipe=None):
         self.name = name
         self.set = set_
+        self.recipe = recipe
         self.cells = cells
         self.statistics = statistics
         self.vs_baseline = vs_baseline
@@ -258,7 +260,10 @@ class Ablation:
         if vs_baseline is not None:
             vs_baseline = _comparison(path, f"{where}.vs_baseline", vs_baseline)
         set_ = variant.get("set") if isinstance(variant.get("set"), dict) else {}
-        return Variant(name, set_, cells, statistics, vs_baseline)
+        recipe = variant.get("recipe")
+        if recipe is not None and not isinstance(recipe, str):
+            raise InputError(f"{path}: {where}.recipe: expected the name of one of the spec's \"recipes\"")
+        return Variant(name, set_, cells, statistics, vs_baseline, recipe)
 
 
 class Attention:

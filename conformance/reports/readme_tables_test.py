@@ -2,7 +2,7 @@
 """reports/readme_tables.py: the result tables committed in docs/results.md (the tool's default
 page) are what their summaries hold, and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
 the tables carry each cell's figures by seed, the paper's Table 3 row matched to each variant
-(also to a variant not run yet), its lead over the baseline, the claims with their intervals (also
+(also to a variant not run yet, never to a variant under a claim's second recipe), its lead over the baseline, the claims with their intervals (also
 between seeds) and verdicts; a page is
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
 line of a figure that differs; bad input (a block without its end, a summary that is missing, no
@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from recipe_fixture import add_recipe_variants
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "..", "..", "reports", "readme_tables.py")
@@ -118,6 +120,20 @@ with tempfile.TemporaryDirectory() as tmp:
     result = tool(readme)
     check(result.returncode == 2 and "missing/summary.json" in result.stderr,
           "a missing summary: exit 2 naming it")
+
+    # A claim's recipe check: the baseline under a second recipe is no Table 3 row, whether its
+    # cell has run (its warmup then differs) or not (its overrides then equal the baseline's).
+    recipe_copy = os.path.join(tmp, "ablation_recipe")
+    shutil.copytree(FIXTURE, recipe_copy)
+    recipe_run, recipe_pending = add_recipe_variants(recipe_copy)
+    write(readme, "<!-- readme_tables: ablation_recipe/summary.json -->\n<!-- /readme_tables -->\n")
+    result = tool(readme)
+    rows = read(readme).split("\n")
+    check(result.returncode == 0 and any(r.startswith(f"| {recipe_run} |  | 30.12, pending |") for r in rows)
+          and any(r.startswith(f"| {recipe_pending} |  | pending, pending |") for r in rows)
+          and any(r.startswith("| heads8 | base: 4.92 / 25.8 |") for r in rows),
+          "no paper's row for a variant under a claim's second recipe, whether a seed of it has run or none"
+          + result.stderr)
 
     # A baseline with overrides of its own: a variant not run yet that leaves one of them to the
     # spec's base has settings the summary does not hold, so no paper's row is guessed for it.

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
+from recipe_fixture import add_recipe_variants
+
 try:
     import matplotlib  # noqa: F401
 except ImportError:
@@ -258,6 +260,27 @@ def table3_matching_checks():
           "Table 3 (B): our head_dim halved and quartered from 32 next to the paper's d_k 32 and 16 (from 64)")
 
 
+def recipe_check_checks(folder):
+    """A claim's recipe check (the baseline under a second recipe, one seed run; heads1, none) is
+    listed with the sweep's variants and cells but is no Table 3 row, and leaves the base row's
+    label as it was."""
+    ablation = os.path.join(folder, "ablation_recipe")
+    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
+    name, pending = add_recipe_variants(ablation)
+    out = os.path.join(folder, "recipe_out")
+    result = render([os.path.join(ablation, "summary.json")], out)
+    check(result.returncode == 0, f"render an ablation with a recipe check ({result.stderr.strip()[-300:]})")
+    if result.returncode != 0:
+        return
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
+        md = f.read()
+    table3 = md.split("### The paper's Table 3 next to ours")[-1].split("###")[0]
+    check(f"| {name} seed 1 |" in md and f"- {name}: " in md and f"- {pending}: not run yet" in md,
+          "the recipe check's variant and cell are listed with the sweep's")
+    check("| base (heads 8) | 4.92 | 25.8 | heads8 |" in table3 and f"| {name} |" not in table3,
+          "Table 3 keeps its base row and has no row for a variant under a claim's second recipe")
+
+
 def main():
     table3_matching_checks()
     with tempfile.TemporaryDirectory() as tmp:
@@ -268,6 +291,7 @@ def main():
         if result.returncode != 0:
             return 1
         links = summary_checks(out)
+        recipe_check_checks(tmp)
         for link in links:
             path = os.path.join(out, link)
             try:
