@@ -2,11 +2,11 @@
 """reports/readme_tables.py: the result tables committed in docs/results.md (the tool's default
 page) are what their summaries hold, and, on a copy of the committed ablation fixture (conformance/reports/fixtures/ablation_heads/),
 the tables carry each cell's figures by seed, the paper's Table 3 row matched to each variant
-(also to a variant not run yet, never to a variant under a claim's second recipe), its lead over the baseline, the claims with their intervals (also
-between seeds) and verdicts; a page is
+(also to a variant not run yet, never to a variant under a claim's second recipe), its lead over
+the baseline, the claims with their intervals (also between seeds) and verdicts; a page is
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
-line of a figure that differs; bad input (a block without its end, a summary that is missing, no
-block at all, no page) exits 2 with a message naming the file.
+line of a figure that differs; bad input (a block without its end, a summary that is missing or
+names a recipe by no string, no block at all, no page) exits 2 with a message naming the file.
 """
 import json
 import os
@@ -134,6 +134,13 @@ with tempfile.TemporaryDirectory() as tmp:
           and any(r.startswith("| heads8 | base: 4.92 / 25.8 |") for r in rows),
           "no paper's row for a variant under a claim's second recipe, whether a seed of it has run or none"
           + result.stderr)
+    recipe_summary = os.path.join(recipe_copy, "summary.json")
+    summary = json.loads(read(recipe_summary))
+    summary["variants"][-1]["recipe"] = 1200
+    write(recipe_summary, json.dumps(summary))
+    result = tool(readme)
+    check(result.returncode == 2 and recipe_summary in result.stderr and ".recipe: expected the name" in result.stderr,
+          "a variant whose recipe is no name: exit 2 naming the summary and the field" + result.stderr)
 
     # A baseline with overrides of its own: a variant not run yet that leaves one of them to the
     # spec's base has settings the summary does not hold, so no paper's row is guessed for it.
