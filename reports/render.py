@@ -177,7 +177,8 @@ def variants_table3(variants, baseline=None):
 
 # What the metrics of a comparison (vs_baseline, a claim) are called in the tables.
 METRIC_LABELS = {"bleu": "sacreBLEU", "bleu_tok_lc": "tok-lc BLEU", "test_perplexity": "test PPL",
-                 "validation_perplexity": "best val PPL", "test_bleu": "sacreBLEU", "test_bleu_tok_lc": "tok-lc BLEU"}
+                 "validation_perplexity": "best val PPL", "test_bleu": "sacreBLEU", "test_bleu_tok_lc": "tok-lc BLEU",
+                 "test_bleu_three_sets": "sacreBLEU, three test sets"}
 
 
 def cell(text):

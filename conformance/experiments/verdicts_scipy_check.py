@@ -126,6 +126,29 @@ def pools(sweeps, counted):
     return out, calibration
 
 
+def paper_effect(claim, summary):
+    """The paper's effect in the test's units, from the cells: a perplexity's log ratio, or BLEU
+    scaled by the mean over the baseline's cells (under the worse arm's recipe where the sweep ran
+    the baseline so) over the paper's base."""
+    if "paper" not in claim:
+        return None
+    better, worse = claim["paper"]["better"], claim["paper"]["worse"]
+    quantity = claim["test"]["quantity"]
+    if quantity == "log_test_perplexity":
+        return math.log(worse / better)
+    baseline = summary.get("baseline")
+    if not isinstance(baseline, str):
+        return None
+    recipe_name = claim.get("recipes", {}).get("worse", "")
+    names = ([f"{baseline},recipe={recipe_name}"] if recipe_name else []) + [baseline]
+    variants = {v["name"]: v for v in summary["variants"]}
+    for name in names:
+        xs = [x for x in (value(c, quantity) for c in variants.get(name, {}).get("cells", [])) if x is not None]
+        if xs:
+            return (better - worse) * (sum(xs) / len(xs)) / PAPER_BASE_BLEU
+    return None
+
+
 def power(effect, sd2, df0, now, test_set, level, margin):
     for n in range(2, MAX_SEEDS + 1):
         df_pool = df0 + 2 * max(0, n - now)
@@ -226,8 +249,12 @@ def main():
             n_obs = power(e["estimate"], sd2, df_pool, now, e["test_set_variance"], level, e.get("margin", 0))
             if pw["seeds_per_arm_at_observed_effect"] != n_obs:
                 failures.append(f"{where}: seeds at the observed effect {pw['seeds_per_arm_at_observed_effect']}, scipy's {n_obs}")
-            if pw["paper_effect"] is not None:
-                n_paper = power(pw["paper_effect"], sd2, df_pool, now, e["test_set_variance"], level, e.get("margin", 0))
+            paper = paper_effect(claim, sweeps[name])
+            if (pw["paper_effect"] is None) != (paper is None):
+                failures.append(f"{where}: the paper's effect {pw['paper_effect']!r}, scipy's {paper!r}")
+            elif paper is not None:
+                close(pw["paper_effect"], paper, f"{where}: the paper's effect")
+                n_paper = power(paper, sd2, df_pool, now, e["test_set_variance"], level, e.get("margin", 0))
                 if pw["seeds_per_arm_at_paper_effect"] != n_paper:
                     failures.append(f"{where}: seeds at the paper's effect {pw['seeds_per_arm_at_paper_effect']}, scipy's {n_paper}")
     for f in failures:

@@ -9,8 +9,11 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/json_input.h"
+#include "experiments/ablation/ablation_spec.h"
 #include "experiments/ablation/ablation_statistics.h"
 #include "experiments/ablation/verdict_rule.h"
 #include "experiments/run_folder/run_folder.h"
@@ -262,7 +265,9 @@ std::string decided_verdict(const json& claim, double adjusted) {
 }
 
 // The paper's effect in the test's units: BLEU scaled to this sweep's range by its baseline's
-// BLEU over the paper's base 25.8; a perplexity as its log ratio (scale-free).
+// BLEU over the paper's base 25.8; a perplexity as its log ratio (scale-free). The baseline is
+// taken under the recipe the claim's worse arm is judged on where the sweep ran it, since a
+// recipe moves the BLEU level and only the new cells have the three test sets' quantity.
 std::optional<double> paper_effect(const json& claim, const json& summary) {
   if (!claim.contains("paper") || !claim.contains("test")) return std::nullopt;
   const double better = claim["paper"].at("better").get<double>(), worse = claim["paper"].at("worse").get<double>();
@@ -270,12 +275,16 @@ std::optional<double> paper_effect(const json& claim, const json& summary) {
   if (quantity == "log_test_perplexity") return std::log(worse / better);
   const json baseline = summary.value("baseline", json());
   if (!baseline.is_string()) return std::nullopt;
-  for (const json& variant : summary.at("variants")) {
-    if (variant.at("name") != baseline) continue;
-    const json& stats = variant.at("statistics");
-    if (!stats.contains(quantity)) return std::nullopt;
-    return (better - worse) * stats[quantity].at("mean").get<double>() / kPaperBaseBleu;
-  }
+  std::vector<std::string> references;
+  if (const std::string recipe = claim.contains("recipes") ? claim["recipes"].at("worse").get<std::string>() : "";
+      !recipe.empty())
+    references.push_back(recipe_variant_name(baseline, recipe));
+  references.push_back(baseline);
+  for (const std::string& reference : references)
+    for (const json& variant : summary.at("variants")) {
+      if (variant.at("name") != reference || !variant.at("statistics").contains(quantity)) continue;
+      return (better - worse) * variant["statistics"][quantity].at("mean").get<double>() / kPaperBaseBleu;
+    }
   return std::nullopt;
 }
 
