@@ -273,8 +273,9 @@ std::optional<double> paper_effect(const json& claim, const json& summary) {
   const double better = claim["paper"].at("better").get<double>(), worse = claim["paper"].at("worse").get<double>();
   const std::string quantity = claim["test"].at("quantity");
   if (quantity == "log_test_perplexity") return std::log(worse / better);
-  const json baseline = summary.value("baseline", json());
-  if (!baseline.is_string()) return std::nullopt;
+  const json baseline_field = summary.value("baseline", json());
+  if (!baseline_field.is_string()) return std::nullopt;
+  const std::string baseline = baseline_field.get<std::string>();
   std::vector<std::string> references;
   if (const std::string recipe = claim.contains("recipes") ? claim["recipes"].at("worse").get<std::string>() : "";
       !recipe.empty())
