@@ -2,7 +2,7 @@
 # scripts/gpu-sweep works before a GPU machine's scarce minutes are spent on it: from a pack laid
 # out as scripts/gpu-pack lays it (here the cpu build, TREPRO_BACKEND=cpu, no CUDA MPS), it
 # trains two specs' cells side by side into GPU_SWEEP_ROOT, puts exactly the files git keeps of
-# each finished cell (report, config, log, hypotheses) and the summaries into
+# each finished cell (report, config and its configs/ copy, log, hypotheses) and the summaries into
 # RESULTS/sweep.tar.gz, by the spec's name as reports/ablations/ holds them, and says how many
 # cells it finished; --results packs the same alone; a second call skips the finished cells and
 # packs them again. --detach and --wait, the two device calls' commands, run on a machine where
@@ -52,7 +52,9 @@ grep -q "gpu-sweep: $scratch/spec.json with 1 cells at once" "$scratch/first.log
     "$scratch/first.log" || fail "the first call's shares or count: $(cat "$scratch/first.log")"
 [[ $(cat "$scratch"/root/tiny/norm=post/seed_5/report.json "$scratch"/root/tiny2/relu/seed_5/report.json |
   grep -c '"shared_from"') == 1 ]] || fail "the twin cells were not trained once and copied once"
-expected="tiny/norm=post/seed_5/config.json
+expected="tiny/configs/norm=post.seed_5.json
+tiny/configs/norm=pre.seed_5.json
+tiny/norm=post/seed_5/config.json
 tiny/norm=post/seed_5/report.json
 tiny/norm=post/seed_5/test_2016_flickr.best.hyp.en
 tiny/norm=post/seed_5/test_2017_flickr.best.hyp.en
@@ -65,6 +67,8 @@ tiny/norm=pre/seed_5/test_2017_flickr.best.hyp.en
 tiny/norm=pre/seed_5/test_2017_mscoco.best.hyp.en
 tiny/norm=pre/seed_5/train.log
 tiny/summary.json
+tiny2/configs/relu.seed_5.json
+tiny2/configs/relu.seed_7.json
 tiny2/relu/seed_5/config.json
 tiny2/relu/seed_5/report.json
 tiny2/relu/seed_5/test_2016_flickr.best.hyp.en
@@ -84,7 +88,7 @@ tiny2/summary.json"
 # --results packs what has finished, as a second device call does while a detached sweep runs.
 RESULTS=$scratch/now GPU_SWEEP_ROOT=$scratch/root "$2/scripts/gpu-sweep" --results >"$scratch/now.log" ||
   fail "--results: $(cat "$scratch/now.log")"
-grep -q "gpu-sweep: 4 finished cells, 26 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
+grep -q "gpu-sweep: 4 finished cells, 30 files in $scratch/now/sweep.tar.gz" "$scratch/now.log" ||
   fail "--results said: $(cat "$scratch/now.log")"
 [[ $(tar -tzf "$scratch/now/sweep.tar.gz" | sort) == "$expected" ]] || fail "--results packed other files"
 

@@ -91,6 +91,15 @@ void check_share_folder(const AblateOptions& o) {
   }
 }
 
+// The spec's config of the cell, at SweepFolder::cell_config: every cell of the sweep has one,
+// trained here or copied from a twin.
+std::string save_cell_config(const AblateOptions& o, const Cell& cell) {
+  const std::string path = SweepFolder(o.out).cell_config(cell.variant->name, cell.seed);
+  fs::create_directories(fs::path(path).parent_path());
+  save_config(cell_config(*cell.variant, cell.seed), path);
+  return path;
+}
+
 void train_cell(const AblateOptions& o, const Cell& cell, const RunFolder& run) {
   TrainRunOptions train;
   train.run_dir = run.root().string();
@@ -98,9 +107,7 @@ void train_cell(const AblateOptions& o, const Cell& cell, const RunFolder& run) 
   train.resume = fs::exists(run.checkpoints());
   if (!train.resume) {
     fs::remove_all(run.root());  // a cell killed before its first checkpoint starts over
-    train.config_path = SweepFolder(o.out).cell_config(cell.variant->name, cell.seed);
-    fs::create_directories(fs::path(train.config_path).parent_path());
-    save_config(cell_config(*cell.variant, cell.seed), train.config_path);
+    train.config_path = save_cell_config(o, cell);
   }
   if (*o.steps_option) train.max_steps = o.steps;
   train.make_backend = [&o] { return o.backend.make(); };
@@ -145,6 +152,7 @@ SharedCell share_cell(const AblateOptions& o, const Cell& cell, const RunFolder&
   for (const TwinCell& twin : twins) {
     if (twin.backend != backend) continue;
     copy_twin(o.share_dir, twin.folder, run.root());
+    save_cell_config(o, cell);
     std::cout << "ablate: " << cell.name() << ": the same training as " << twin.folder.string() << " (finished there on "
               << backend << "): copied, not trained" << std::endl;
     shared.copied = true;
