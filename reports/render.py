@@ -411,6 +411,39 @@ def variant_lines(ablation):
     return lines
 
 
+def test_set_counts(ablation):
+    """How many of the cells that ran decoded each test split, and how many ran."""
+    runs = ablation.runs()
+    counts = {}
+    for run in runs:
+        for split in run.decoded_test_sets():
+            counts[split] = counts.get(split, 0) + 1
+    return counts, len(runs)
+
+
+def and_list(names):
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def decoded_sets(ablation):
+    """The test sets every cell decoded (the summary's split before any cell ran): cells run before
+    ablate decoded Multi30K's three sets decoded one, so the others may cover only some cells."""
+    counts, runs = test_set_counts(ablation)
+    every = [split for split in sorted(counts) if counts[split] == runs]
+    return and_list(every) if every else ablation.decoding["split"]
+
+
+def decoded_by_some(ablation):
+    """The test sets only some cells decoded, grouped by how many: " (A and B too, in 12 of 40 cells)"."""
+    counts, runs = test_set_counts(ablation)
+    by_count = {}
+    for split in sorted(counts):
+        if counts[split] < runs:
+            by_count.setdefault(counts[split], []).append(split)
+    parts = [f"{and_list(splits)} too, in {n} of {runs} cells" for n, splits in sorted(by_count.items(), reverse=True)]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def ablation_tables(summary_paths):
     """The Markdown a sweep ends with (`trepro ablate`): each summary's variants, claims and cells,
     the tables render() puts in summary.md, without the plots."""
@@ -442,8 +475,8 @@ def render(inputs, out_dir, fmt_):
                "Seeds: " + ", ".join(str(s) for s in ablation.seeds)
                + (f"; baseline: {ablation.baseline}" if ablation.baseline else "")
                + (f"; every cell on {ablation.backend}" if ablation.backend else "")
-               + (f"; {ablation.decoding['split']} decoded from {ablation.decoding['checkpoint']} with "
-                  f"{ablation.decoding['search']}" if ablation.decoding else ""), ""]
+               + (f"; {decoded_sets(ablation)} decoded from {ablation.decoding['checkpoint']} with "
+                  f"{ablation.decoding['search']}{decoded_by_some(ablation)}" if ablation.decoding else ""), ""]
         md += variant_lines(ablation) + [""]
         md += ablation_table(ablation) + [""]
         if ablation.claims:

@@ -65,6 +65,15 @@ class Run:
         dataset = get(self.data, "data", "dataset", default="?")
         return f"{dataset} {src}-{tgt}" if src and tgt else dataset
 
+    def decoded_test_sets(self):
+        """The test splits its checkpoint was decoded on: every split under "tests" (ablate decodes
+        Multi30K's three since it was told to), else the one "test" names."""
+        tests = self.data.get("tests")
+        if isinstance(tests, dict) and tests:
+            return sorted(tests)
+        split = get(self.data, "test", "split")
+        return [split] if isinstance(split, str) else []
+
     # Test results (reports/schema.json "test"): training writes loss and perplexity of its best
     # checkpoint, `trepro evaluate` the BLEU figures and the decoding.
     def bleu(self):

@@ -66,6 +66,8 @@ def summary_checks(out):
     check("| seed_1 |" not in md and md.count("| heads1 seed 1 |") == 1,
           "cell reports are rendered with their ablation, not again as runs of their own")
     check("Seeds: 1, 2; baseline: heads8" in md, "the seeds and the baseline are named")
+    check("; test_2016_flickr decoded from best.safetensors with beam 4, alpha 0.6, max length source + 50\n" in md,
+          "the test set every cell decoded is named, and no other")
     check("- heads1: heads 1; 2 of 2 seeds run" in md, "ablation names the setting each variant varies")
     check("- heads4: heads 4; 1 of 2 seeds run (not run yet: seed 2)" in md, "a cell not run yet is listed as such")
     check("- heads16: not run yet" in md, "a variant not run yet is listed as such")
@@ -281,6 +283,30 @@ def recipe_check_checks(folder):
           "Table 3 keeps its base row and has no row for a variant under a claim's second recipe")
 
 
+def decoded_sets_checks(folder):
+    """The seeds line names the test sets every cell decoded, and those only some cells decoded
+    (cells run before ablate decoded Multi30K's three sets) with how many."""
+    ablation = os.path.join(folder, "ablation_three_sets")
+    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
+    report_path = os.path.join(ablation, "heads1", "seed_1", "report.json")
+    with open(report_path) as f:
+        report = json.load(f)
+    report["tests"] = {split: dict(report["test"], split=split)
+                       for split in ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")}
+    with open(report_path, "w") as f:
+        json.dump(report, f)
+    out = os.path.join(folder, "three_sets_out")
+    result = render([os.path.join(ablation, "summary.json")], out)
+    check(result.returncode == 0, f"render an ablation whose cells decoded different sets ({result.stderr.strip()[-300:]})")
+    if result.returncode != 0:
+        return
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
+        md = f.read()
+    check("; test_2016_flickr decoded from best.safetensors with beam 4, alpha 0.6, max length source + 50 "
+          "(test_2017_flickr and test_2017_mscoco too, in 1 of 5 cells)" in md,
+          "the seeds line names the sets every cell decoded and those one cell decoded too")
+
+
 def main():
     table3_matching_checks()
     with tempfile.TemporaryDirectory() as tmp:
@@ -292,6 +318,7 @@ def main():
             return 1
         links = summary_checks(out)
         recipe_check_checks(tmp)
+        decoded_sets_checks(tmp)
         for link in links:
             path = os.path.join(out, link)
             try:
