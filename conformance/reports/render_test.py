@@ -262,20 +262,29 @@ def table3_matching_checks():
           "Table 3 (B): our head_dim halved and quartered from 32 next to the paper's d_k 32 and 16 (from 64)")
 
 
+def render_edited_copy(folder, name, edit, what):
+    """Renders a copy of the heads fixture after `edit(copy)`: its summary.md (None when rendering
+    failed, which a check reports) and what `edit` returned."""
+    ablation = os.path.join(folder, name)
+    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
+    edited = edit(ablation)
+    out = os.path.join(folder, name + "_out")
+    result = render([os.path.join(ablation, "summary.json")], out)
+    check(result.returncode == 0, f"render {what} ({result.stderr.strip()[-300:]})")
+    if result.returncode != 0:
+        return None, edited
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
+        return f.read(), edited
+
+
 def recipe_check_checks(folder):
     """A claim's recipe check (the baseline under a second recipe, one seed run; heads1, none) is
     listed with the sweep's variants and cells but is no Table 3 row, and leaves the base row's
     label as it was."""
-    ablation = os.path.join(folder, "ablation_recipe")
-    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
-    name, pending = add_recipe_variants(ablation)
-    out = os.path.join(folder, "recipe_out")
-    result = render([os.path.join(ablation, "summary.json")], out)
-    check(result.returncode == 0, f"render an ablation with a recipe check ({result.stderr.strip()[-300:]})")
-    if result.returncode != 0:
+    md, (name, pending) = render_edited_copy(folder, "ablation_recipe", add_recipe_variants,
+                                             "an ablation with a recipe check")
+    if md is None:
         return
-    with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
-        md = f.read()
     table3 = md.split("### The paper's Table 3 next to ours")[-1].split("###")[0]
     check(f"| {name} seed 1 |" in md and f"- {name}: " in md and f"- {pending}: not run yet" in md,
           "the recipe check's variant and cell are listed with the sweep's")
@@ -283,11 +292,8 @@ def recipe_check_checks(folder):
           "Table 3 keeps its base row and has no row for a variant under a claim's second recipe")
 
 
-def decoded_sets_checks(folder):
-    """The seeds line names the test sets every cell decoded, and those only some cells decoded
-    (cells run before ablate decoded Multi30K's three sets) with how many."""
-    ablation = os.path.join(folder, "ablation_three_sets")
-    shutil.copytree(os.path.join(FIXTURES, "ablation_heads"), ablation)
+def decode_three_sets(ablation):
+    """heads1 seed 1 decoded Multi30K's three test sets, as a cell run since ablate decodes them."""
     report_path = os.path.join(ablation, "heads1", "seed_1", "report.json")
     with open(report_path) as f:
         report = json.load(f)
@@ -295,13 +301,15 @@ def decoded_sets_checks(folder):
                        for split in ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")}
     with open(report_path, "w") as f:
         json.dump(report, f)
-    out = os.path.join(folder, "three_sets_out")
-    result = render([os.path.join(ablation, "summary.json")], out)
-    check(result.returncode == 0, f"render an ablation whose cells decoded different sets ({result.stderr.strip()[-300:]})")
-    if result.returncode != 0:
+
+
+def decoded_sets_checks(folder):
+    """The seeds line names the test sets every cell decoded, and those only some cells decoded
+    (cells run before ablate decoded Multi30K's three sets) with how many."""
+    md, _ = render_edited_copy(folder, "ablation_three_sets", decode_three_sets,
+                               "an ablation whose cells decoded different sets")
+    if md is None:
         return
-    with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
-        md = f.read()
     check("; test_2016_flickr decoded from best.safetensors with beam 4, alpha 0.6, max length source + 50 "
           "(test_2017_flickr and test_2017_mscoco too, in 1 of 5 cells)" in md,
           "the seeds line names the sets every cell decoded and those one cell decoded too")
