@@ -426,8 +426,9 @@ def and_list(names):
 
 
 def decoded_sets(ablation):
-    """The test sets every cell decoded (the summary's split before any cell ran): cells run before
-    ablate decoded Multi30K's three sets decoded one, so the others may cover only some cells."""
+    """The test sets every cell that ran decoded, else the summary's split. Cells trained before
+    ablate began decoding Multi30K's three test sets have only the first, so the 2017 sets may
+    cover some cells only (decoded_by_some names them)."""
     counts, runs = test_set_counts(ablation)
     every = [split for split in sorted(counts) if counts[split] == runs]
     return and_list(every) if every else ablation.decoding["split"]

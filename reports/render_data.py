@@ -66,8 +66,8 @@ class Run:
         return f"{dataset} {src}-{tgt}" if src and tgt else dataset
 
     def decoded_test_sets(self):
-        """The test splits its checkpoint was decoded on: every split under "tests" (ablate decodes
-        Multi30K's three since it was told to), else the one "test" names."""
+        """The test splits its checkpoint was decoded on: every split under "tests" (all three of
+        Multi30K's for a cell ablate ran since it decodes them), else the one "test" names."""
         tests = self.data.get("tests")
         if isinstance(tests, dict) and tests:
             return sorted(tests)
