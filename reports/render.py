@@ -411,38 +411,31 @@ def variant_lines(ablation):
     return lines
 
 
-def test_set_counts(ablation):
-    """How many of the cells that ran decoded each test split, and how many ran."""
+def and_list(names):
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def decoded_test_sets(ablation):
+    """The test sets every cell that ran decoded (else the summary's split), and a note naming those
+    only some cells decoded, grouped by how many: " (A and B too, in 12 of 40 cells)". Cells trained
+    before ablate began decoding Multi30K's three test sets have only the first."""
     runs = ablation.runs()
     counts = {}
     for run in runs:
         for split in run.decoded_test_sets():
             counts[split] = counts.get(split, 0) + 1
-    return counts, len(runs)
-
-
-def and_list(names):
-    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def decoded_sets(ablation):
-    """The test sets every cell that ran decoded, else the summary's split. Cells trained before
-    ablate began decoding Multi30K's three test sets have only the first, so the 2017 sets may
-    cover some cells only (decoded_by_some names them)."""
-    counts, runs = test_set_counts(ablation)
-    every = [split for split in sorted(counts) if counts[split] == runs]
-    return and_list(every) if every else ablation.decoding["split"]
-
-
-def decoded_by_some(ablation):
-    """The test sets only some cells decoded, grouped by how many: " (A and B too, in 12 of 40 cells)"."""
-    counts, runs = test_set_counts(ablation)
+    every = [split for split in sorted(counts) if counts[split] == len(runs)]
     by_count = {}
     for split in sorted(counts):
-        if counts[split] < runs:
+        if counts[split] < len(runs):
             by_count.setdefault(counts[split], []).append(split)
-    parts = [f"{and_list(splits)} too, in {n} of {runs} cells" for n, splits in sorted(by_count.items(), reverse=True)]
-    return f" ({'; '.join(parts)})" if parts else ""
+    parts = [f"{and_list(splits)} too, in {n} of {len(runs)} cells" for n, splits in sorted(by_count.items(), reverse=True)]
+    return (and_list(every) if every else ablation.decoding["split"]), (f" ({'; '.join(parts)})" if parts else "")
+
+
+def decoding_line(ablation):
+    every, some = decoded_test_sets(ablation)
+    return f"; {every} decoded from {ablation.decoding['checkpoint']} with {ablation.decoding['search']}{some}"
 
 
 def ablation_tables(summary_paths):
@@ -476,8 +469,7 @@ def render(inputs, out_dir, fmt_):
                "Seeds: " + ", ".join(str(s) for s in ablation.seeds)
                + (f"; baseline: {ablation.baseline}" if ablation.baseline else "")
                + (f"; every cell on {ablation.backend}" if ablation.backend else "")
-               + (f"; {decoded_sets(ablation)} decoded from {ablation.decoding['checkpoint']} with "
-                  f"{ablation.decoding['search']}{decoded_by_some(ablation)}" if ablation.decoding else ""), ""]
+               + (decoding_line(ablation) if ablation.decoding else ""), ""]
         md += variant_lines(ablation) + [""]
         md += ablation_table(ablation) + [""]
         if ablation.claims:
