@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "distributed/gradient_reduction.h"
 #include "distributed/world.h"
+#include "experiments/run_info.h"
 #include "model/parameter_specs.h"
 
 namespace trepro::bench {

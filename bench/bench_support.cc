@@ -1,8 +1,6 @@
 #include "bench/bench_support.h"
 
 #include <algorithm>
-#include <fstream>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -10,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "core/philox.h"
+#include "experiments/run_info.h"
 #include "optimized/cpu/cpu_backend.h"
 #include "reference/reference_backend.h"
 
@@ -41,22 +40,6 @@ Tensor random_indices(Backend& backend, const Shape& shape, std::int64_t bound, 
 void set_bandwidth(benchmark::State& state, double bytes, const SecondsPerCall& t) {
   state.counters["GB_per_s"] = bytes / t.ours * 1e-9;
   state.counters["reference_GB_per_s"] = bytes / t.reference * 1e-9;
-}
-
-// A cloud VM's model name can be a bare "AMD EPYC" for Zen 2, 3 and 4 alike: the family, model
-// and stepping numbers tell them apart.
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::map<std::string, std::string> fields;
-  for (std::string line; std::getline(cpuinfo, line) && !line.empty();) {  // the first processor
-    const std::size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    fields[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-  }
-  return fields["model name"] + " (family " + fields["cpu family"] + ", model " + fields["model"] + ", stepping " +
-         fields["stepping"] + ")";
 }
 
 void add_machine_context() {

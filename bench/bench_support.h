@@ -75,10 +75,6 @@ SecondsPerCall time_on_both_backends(benchmark::State& state, int threads, Make&
 // GB_per_s and reference_GB_per_s from the bytes one call reads plus the bytes it writes.
 void set_bandwidth(benchmark::State& state, double bytes, const SecondsPerCall& t);
 
-// The first processor's model name with its family, model and stepping from /proc/cpuinfo:
-// "AMD EPYC (family 25, model 1, stepping 1)".
-std::string cpu_model();
-
 // Adds the machine, the CPU target and the compiler to the benchmark output's context.
 void add_machine_context();
 

@@ -5,10 +5,20 @@
 #include <array>
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <map>
 
 #include "build_commit.h"
 
 namespace trepro {
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  return first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+}  // namespace
 
 std::string git_commit() { return TREPRO_BUILD_COMMIT; }
 
@@ -26,6 +36,19 @@ std::int64_t peak_memory_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::map<std::string, std::string> fields;
+  for (std::string line; std::getline(cpuinfo, line) && !line.empty();) {  // the first processor
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    fields[trimmed(line.substr(0, colon))] = trimmed(line.substr(colon + 1));
+  }
+  if (fields["model name"].empty()) return "unknown";
+  return fields["model name"] + " (family " + fields["cpu family"] + ", model " + fields["model"] + ", stepping " +
+         fields["stepping"] + ")";
 }
 
 std::string utc_now() {

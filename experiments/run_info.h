@@ -13,6 +13,10 @@ std::string git_commit();
 std::string compiler_version();
 // Peak resident memory of this process so far (getrusage), in bytes.
 std::int64_t peak_memory_bytes();
+// "<model name> (family F, model M, stepping S)" of the first processor in /proc/cpuinfo, or
+// "unknown": a cloud VM's model name can be a bare "AMD EPYC" for Zen 1 to Zen 4 alike, whose
+// training speeds differ more than 3x, and the numbers tell them apart.
+std::string cpu_model();
 // UTC, ISO 8601.
 std::string utc_now();
 

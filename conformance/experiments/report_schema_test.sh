@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# report.json of real runs validates against reports/schema.json (and a broken one does not);
+# report.json of real runs validates against reports/schema.json (and a broken one does not) and names
+# the CPU as /proc/cpuinfo does, as the run's train.log does;
 # `trepro upgrade-report` rewrites a schema_version 1 report as this build writes it;
 # a NaN stops a run naming the step, with a non_finite report; `trepro average` averages the
 # last K checkpoints and refuses a K larger than the run has.
@@ -12,12 +13,23 @@ validate="$python $2/reports/validate_report.py"
 make_multi30k_fixture
 "$trepro" train "$scratch/tiny_multi30k.json" --out "$scratch/multi30k" >/dev/null
 $validate "$scratch/copy/report.json" "$scratch/multi30k/report.json" || fail "a report does not match the schema"
-"$python" - "$scratch/multi30k/report.json" <<'PY' || fail "the multi30k report lacks the test perplexity"
+"$python" - "$scratch/multi30k/report.json" <<'PY' || fail "the multi30k report lacks the test perplexity or the CPU"
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["test"]["split"] == "test_2016_flickr", report["test"]
 assert report["test"]["perplexity"] >= 1, report["test"]
 assert report["data"]["vocabulary"]["size"] == 64
+fields = {}
+for line in open("/proc/cpuinfo"):  # the first processor's block
+    if not line.strip():
+        break
+    key, _, value = line.partition(":")
+    fields[key.strip()] = value.strip()
+cpu = (f"{fields['model name']} (family {fields['cpu family']}, model {fields['model']}, stepping {fields['stepping']})"
+       if fields.get("model name") else "unknown")
+assert report["cpu"] == cpu, (report["cpu"], cpu)
+log = open(sys.argv[1].replace("report.json", "train.log")).readline()
+assert log.rstrip().endswith(f"threads) of {cpu}"), log
 PY
 
 # `trepro upgrade-report` turns a report of schema_version 1 (every step under "steps", as

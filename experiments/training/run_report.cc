@@ -101,6 +101,7 @@ nlohmann::json build_facts(const Backend& backend) {
           {"simd_target", simd},
           {"threads", backend.threads()},
           {"hardware_threads", std::thread::hardware_concurrency()},
+          {"cpu", cpu_model()},
           {"compiler", compiler_version()}};
 }
 

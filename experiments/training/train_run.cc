@@ -15,6 +15,7 @@
 #include "distributed/world.h"
 #include "experiments/run_folder/report_sections.h"
 #include "experiments/run_folder/run_folder.h"
+#include "experiments/run_info.h"
 #include "experiments/training/checkpoint.h"
 #include "experiments/training/progress.h"
 #include "experiments/training/run_config.h"
@@ -57,7 +58,7 @@ class Run {
       fs::create_directories(run_.root());
       progress_ = std::make_unique<Progress>(run_.train_log(), o.log_every);
       note("train: " + run_.root().string() + ": " + std::to_string(model_.parameters().count()) + " parameters on " +
-           backend_->name() + " (" + std::to_string(backend_->threads()) + " threads)");
+           backend_->name() + " (" + std::to_string(backend_->threads()) + " threads) of " + cpu_model());
       for (const std::string& folder : {run_.root().string(), run_.checkpoints()}) {
         if (const int removed = remove_stale_temporaries(folder)) {
           note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
