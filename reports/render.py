@@ -341,6 +341,9 @@ def claims_table(ablation):
                 f"{bleu['configs']} configs")
         if ppl.get("sd") is not None:
             text += f"; log test perplexity sd {100 * ppl['sd']:.2f}% on {ppl['df']:g} df"
+        left_out = [config for entry in pool.get("left_out", []) for config in entry["configs"]]
+        if left_out:
+            text += f"; left out of it, as no one budget trained their seeds alike: {', '.join(left_out)}"
         notes.append(text + ".")
     cal = model.get("calibration")
     if cal:

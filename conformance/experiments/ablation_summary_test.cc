@@ -153,6 +153,43 @@ TEST(AblationSummary, EachMetricCountsItsOwnWay) {
   EXPECT_EQ(summary["adjustment"]["claims"], 4);
 }
 
+// A config pools its seeds only when one budget would have trained them alike: a cell that ended
+// at its cap ran exactly that budget, one that stopped early any budget past its last step.
+TEST(AblationSummary, SeedsThatRanDifferentBudgetsStayOutOfThePool) {
+  const Sweep sweep("budgets");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 10.2, 29.4);
+  sweep.cell("b", 1, "finished", 9.0, 31.0);
+  sweep.cell("b", 2, "finished", 9.1, 31.1);
+  const auto ended = [&](const std::string& variant, int seed, int step, bool stopped_early) {
+    sweep.edit(variant, seed, [&](json& report) {
+      report["curve"] = json::array({{{"step", step}, {"loss", 2.0}, {"steps", step}}});
+      report["stopped_early"] = stopped_early;
+    });
+  };
+  ended("b", 1, 100, false);
+  ended("b", 2, 100, false);  // both at one cap: alike
+  ended("a", 1, 100, false);
+  ended("a", 2, 150, true);  // stopped early past a's seed 1's cap: another budget
+  const json pool = sweep.summary()["variance_model"]["pool"];
+  EXPECT_EQ(pool["test_bleu"]["df"], 1.0);  // b's seeds alone
+  EXPECT_NEAR(pool["test_bleu"]["sd"].get<double>(), std::sqrt(0.005), 1e-9);
+  ASSERT_EQ(pool["left_out"].size(), 1u);
+  EXPECT_EQ(pool["left_out"][0]["configs"], (json{"out/a"}));
+  EXPECT_EQ(pool["left_out"][0]["why"], "out/a/seed_2 stopped early at step 150, past step 100, where out/a/seed_1 ended at its cap");
+
+  ended("a", 2, 90, true);  // stopped before the cap: the capped budget trains it alike
+  const json alike = sweep.summary()["variance_model"]["pool"];
+  EXPECT_EQ(alike["test_bleu"]["df"], 2.0);
+  EXPECT_NEAR(alike["test_bleu"]["sd"].get<double>(), std::sqrt((0.08 + 0.005) / 2), 1e-9);
+  EXPECT_FALSE(alike.contains("left_out"));
+
+  ended("a", 2, 200, false);  // two caps
+  const json caps = sweep.summary()["variance_model"]["pool"];
+  EXPECT_EQ(caps["test_bleu"]["df"], 1.0);
+  EXPECT_EQ(caps["left_out"][0]["why"], "out/a/seed_2 ended at its cap at step 200, out/a/seed_1 at step 100");
+}
+
 // Seed agreement is a printed field; the pooled test alone decides (verdict_rule_test.cc).
 TEST(AblationSummary, SeedAgreementIsPrinted) {
   const Sweep sweep("agreement");

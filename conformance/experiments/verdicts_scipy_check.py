@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The committed verdicts (reports/ablations/*/summary.json, as `trepro verdicts` writes them)
 recomputed independently with scipy and statsmodels: the pooled seed variance and its degrees of
-freedom per backend and recipe (configs found again from the cells and their `shared_from`), every
+freedom per backend and recipe (configs found again from the cells and their `shared_from`; those
+whose seeds no one budget trained alike left out, as each pool's `left_out` says), every
 claim's standard error, Satterthwaite df, t statistic, p value (two-sided, or TOST / beyond the
 margin), interval, the Holm and Benjamini-Hochberg adjustments over the family (statsmodels'
 multipletests), the verdicts, the A/A calibration factor with its chi-square interval, and the
@@ -74,6 +75,23 @@ def claim_pool(claim, summary, pooled):
     return out
 
 
+def budgets_differ(unique):
+    """Why no one budget would have trained a config's cells alike, or None: the cells that ended
+    at their cap must share their last step, and none that stopped early may have gone past it."""
+    ended = [(o, c["steps"], c["stopped_early"]) for o, c in sorted(unique.items())
+             if c.get("status") == "finished" and "stopped_early" in c]
+    capped = [(o, s) for o, s, early in ended if not early]
+    for o, s in capped[1:]:
+        if s != capped[0][1]:
+            return f"{o} ended at its cap at step {s}, {capped[0][0]} at step {capped[0][1]}"
+    early = [(o, s) for o, s, e in ended if e]
+    if capped and early:
+        o, s = max(early, key=lambda x: x[1])  # the first of the furthest, as sorted
+        if s > capped[0][1]:
+            return f"{o} stopped early at step {s}, past step {capped[0][1]}, where {capped[0][0]} ended at its cap"
+    return None
+
+
 def pools(sweeps, counted):
     cells = {}
     for name in counted:
@@ -98,14 +116,19 @@ def pools(sweeps, counted):
                 group["members"] += g["members"]
                 groups.remove(g)
             groups.append(group)
-    out, calibration = {}, []
+    out, calibration, left_out = {}, [], {}
     for g in groups:
         name0, variant0 = g["members"][0]
-        pool = out.setdefault(recipe(sweeps[name0], variant0.get("recipe", "")), {})
+        key = recipe(sweeps[name0], variant0.get("recipe", ""))
+        pool = out.setdefault(key, {})
         unique = {}
         for name, v in g["members"]:
             for c in v["cells"]:
                 unique.setdefault(origin(f"{name}/{v['name']}/seed_{c['seed']}"), c)
+        why = budgets_differ(unique)
+        if why:
+            left_out.setdefault(key, []).append((sorted(f"{n}/{v['name']}" for n, v in g["members"]), why))
+            continue
         for q in ("test_bleu", "test_bleu_tok_lc", "test_bleu_three_sets", "log_test_perplexity"):
             xs = [x for x in (value(c, q) for c in unique.values()) if x is not None]
             if len(xs) > 1:
@@ -123,7 +146,7 @@ def pools(sweeps, counted):
                             close(aa["per_system_variance"], per_system, f"{name0}/{v['name']}: per_system_variance")
                             calibration.append((ss / (len(xs) - 1), per_system, len(xs)))
                             break
-    return out, calibration
+    return out, calibration, left_out
 
 
 def paper_effect(claim, summary):
@@ -171,7 +194,7 @@ def main():
     source = sys.argv[1]
     sweeps = load(source)
     counted = [n for n in sweeps if not superseded(n, sweeps)]
-    pooled, calibration = pools(sweeps, counted)
+    pooled, calibration, left_out = pools(sweeps, counted)
     # Calibration: df-weighted s^2 / v with its chi-square interval.
     df_c = sum(n - 1 for _, _, n in calibration)
     total = sum((n - 1) * s2 / v for s2, v, n in calibration)
@@ -180,6 +203,9 @@ def main():
         s = sweeps[name]
         pool = pooled.get(recipe(s), {})
         model = s["variance_model"]
+        summary_left_out = sorted((sorted(x["configs"]), x["why"]) for x in (model["pool"] or {}).get("left_out", []))
+        if summary_left_out != sorted(left_out.get(recipe(s), [])):
+            failures.append(f"{name}: pool left_out {summary_left_out}, scipy's {sorted(left_out.get(recipe(s), []))}")
         for q, (ss, df) in pool.items():
             close(model["pool"][q]["df"], df, f"{name}: pool {q} df")
             close(model["pool"][q]["sd"], math.sqrt(ss / df), f"{name}: pool {q} sd")

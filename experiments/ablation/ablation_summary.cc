@@ -94,13 +94,17 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
   const json& curve = report.at("curve");
   if (!curve.is_array()) throw std::runtime_error(report_path + ": curve: expected an array, got " + curve.dump());
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
-  // Ended by the step or epoch cap, not by patience, with its last validation its best: still
-  // improving, so a comparison with it holds "within the cap", not at convergence.
-  if (status == "finished" && report.contains("stopped_early") && report.contains("validation")) {
-    const json& validations = report.at("validation");
+  if (status == "finished" && report.contains("stopped_early")) {
+    // Ended by early stopping or at its cap: the variance model pools only the seeds that one
+    // budget would have trained alike (verdicts.h).
+    const bool stopped_early = report.at("stopped_early").get<bool>();
+    cell["stopped_early"] = stopped_early;
+    // Ended at the step or epoch cap with its last validation its best: still improving, so a
+    // comparison with it holds "within the cap", not at convergence.
+    const json& validations = report.value("validation", json());
     const bool improving = validations.is_array() && !validations.empty() &&
                            report.at("best").at("step") == validations.back().at("step");
-    cell["capped_while_improving"] = !report.at("stopped_early").get<bool>() && improving;
+    if (report.contains("validation")) cell["capped_while_improving"] = !stopped_early && improving;
   }
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");

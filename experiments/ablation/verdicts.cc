@@ -107,6 +107,7 @@ class SweepSet {
 
 struct Pool {
   json description;
+  json left_out = json::array();  // the configs whose seeds ran different budgets, and why
   std::map<std::string, std::vector<SeedSample>> samples;
   std::map<std::string, PooledVariance> pooled;
 };
@@ -115,6 +116,35 @@ struct VarianceModel {
   std::map<std::string, Pool> pools;  // by recipe_key
   std::optional<Calibration> calibration;
 };
+
+// Why a config's cells (by origin) differ by more than their seed, or empty when they do not: one
+// budget (train.max_steps, data.epochs) must have trained them all alike. A cell that ended at its
+// cap ran exactly its budget, and one that stopped early any budget past its last step; so the
+// capped ones must share their last step, and none that stopped early may have gone past it.
+std::string budgets_differ(const std::map<std::string, const json*>& cells) {
+  std::string capped, went_furthest;
+  std::int64_t cap = 0, furthest = 0;
+  for (const auto& [origin, cell] : cells) {
+    if (cell->value("status", "") != "finished" || !cell->contains("stopped_early")) continue;
+    const std::int64_t steps = cell->at("steps").get<std::int64_t>();
+    if (cell->at("stopped_early").get<bool>()) {
+      if (went_furthest.empty() || steps > furthest) {
+        went_furthest = origin;
+        furthest = steps;
+      }
+    } else if (capped.empty()) {
+      capped = origin;
+      cap = steps;
+    } else if (steps != cap) {
+      return origin + " ended at its cap at step " + std::to_string(steps) + ", " + capped + " at step " + std::to_string(cap);
+    }
+  }
+  if (!capped.empty() && !went_furthest.empty() && furthest > cap) {
+    return went_furthest + " stopped early at step " + std::to_string(furthest) + ", past step " + std::to_string(cap) +
+           ", where " + capped + " ended at its cap";
+  }
+  return "";
+}
 
 // One config per group of variants that share a cell (twins), its cells counted once.
 VarianceModel variance_model(const std::vector<SweepSummary>& sweeps, const SweepSet& set) {
@@ -160,6 +190,14 @@ VarianceModel variance_model(const std::vector<SweepSummary>& sweeps, const Swee
         unique.emplace(set.origin(cell_path(sweeps[members[i].sweep].folder, *members[i].variant, cell)), &cell);
       }
     }
+    if (const std::string why = budgets_differ(unique); !why.empty()) {
+      json configs = json::array();
+      for (std::size_t i : indices) {
+        configs.push_back(sweeps[members[i].sweep].folder + "/" + members[i].variant->at("name").get<std::string>());
+      }
+      pool.left_out.push_back({{"configs", configs}, {"why", why}});
+      continue;
+    }
     for (const char* quantity : kQuantities) {
       std::vector<double> values;
       for (const auto& [origin, cell] : unique) {
@@ -188,6 +226,7 @@ json pool_json(const Pool& pool) {
   for (const auto& [quantity, p] : pool.pooled) {
     out[quantity] = {{"sd", p.df > 0 ? json(std::sqrt(p.variance)) : json()}, {"df", p.df}, {"configs", p.configs}};
   }
+  if (!pool.left_out.empty()) out["left_out"] = pool.left_out;
   return out;
 }
 

@@ -4,7 +4,10 @@
 //   a backend and a recipe (the spec's base config and common overrides), with its degrees of
 //   freedom: sacreBLEU, tokenized lower-cased BLEU and log test perplexity. A config that two
 //   sweeps share (a twin cell, `shared_from`) counts once. Superseded sweeps (a `<name>_cpu`
-//   folder whose spec also has a folder without the suffix) count for nothing.
+//   folder whose spec also has a folder without the suffix) count for nothing. A config whose
+//   seeds no one budget would have trained alike (one ended at a cap another stopped early past,
+//   or two at different caps) is left out, named in its pool's `left_out`: its spread would be the
+//   budgets', not the seeds'.
 // - Calibration: the A/A factor of the sentence bootstrap against the seeds (verdict_rule.h).
 // - Test: a BLEU claim's difference against sqrt(seed part + bootstrap's test-set part), a
 //   perplexity claim's log difference against the seed part, Student's t with Satterthwaite's df;
