@@ -101,10 +101,12 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
     cell["stopped_early"] = stopped_early;
     // Ended at the step or epoch cap with its last validation its best: still improving, so a
     // comparison with it holds "within the cap", not at convergence.
-    const json& validations = report.value("validation", json());
-    const bool improving = validations.is_array() && !validations.empty() &&
-                           report.at("best").at("step") == validations.back().at("step");
-    if (report.contains("validation")) cell["capped_while_improving"] = !stopped_early && improving;
+    if (report.contains("validation")) {
+      const json& validations = report.at("validation");
+      const bool improving = validations.is_array() && !validations.empty() &&
+                             report.at("best").at("step") == validations.back().at("step");
+      cell["capped_while_improving"] = !stopped_early && improving;
+    }
   }
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");
