@@ -198,5 +198,38 @@ TEST(RunHistory, AStepLineMissingAFieldIsAnErrorNamingTheFileAndLine) {
   EXPECT_EQ(load_error(float_tokens), float_tokens + ":1: tokens: expected a count >= 0, got 4.5");
 }
 
+TEST(RunHistory, AStoppedMarkThatIsNotABooleanIsAnErrorNamingTheFileAndLine) {
+  const std::string path = history_file(
+      "stopped_string", R"({"kind":"step","step":1,"epoch":1,"loss":2.5,"learning_rate":1e-4,"grad_norm":1.5,)"
+                        R"("tokens":40,"seconds":0.25,"stopped":"yes"})" "\n");
+  EXPECT_EQ(load_error(path), path + ":1: stopped: expected true or false, got \"yes\"");
+}
+
+// Steps 1..4 of numbered_steps (10 tokens, 0.5 s each), step 3 stopped for 60 s: the timings
+// count steps 1, 2 and 4 (1.5 s, 30 tokens), and all 40 target tokens.
+TEST(RunTimings, LeaveTheStepsAStopFellInOutOfTheSecondsAndTheRate) {
+  json steps = numbered_steps(4);
+  steps[2]["seconds"] = 60.5;
+  steps[2]["stopped"] = true;
+  const json timings = run_timings(steps);
+  EXPECT_DOUBLE_EQ(timings["train_seconds"].get<double>(), 1.5);
+  EXPECT_EQ(timings["target_tokens"], 40);
+  EXPECT_DOUBLE_EQ(timings["target_tokens_per_second"].get<double>(), 20.0);
+  EXPECT_EQ(timings["stopped_steps"], 1);
+  steps[2]["stopped"] = false;
+  const json unstopped = run_timings(steps);
+  EXPECT_DOUBLE_EQ(unstopped["train_seconds"].get<double>(), 62.0);
+  EXPECT_EQ(unstopped["stopped_steps"], 0);
+}
+
+TEST(RunTimings, OfOnlyStoppedStepsHaveNoRate) {
+  json steps = numbered_steps(1);
+  steps[0]["stopped"] = true;
+  const json timings = run_timings(steps);
+  EXPECT_EQ(timings["train_seconds"], 0.0);
+  EXPECT_EQ(timings["target_tokens"], 10);
+  EXPECT_EQ(timings["target_tokens_per_second"], 0.0);
+}
+
 }  // namespace
 }  // namespace trepro

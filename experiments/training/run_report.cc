@@ -32,6 +32,10 @@ void check_step_fields(const nlohmann::json& entry, const std::string& where) {
     throw std::runtime_error(where + ": tokens: expected a count >= 0, got " +
                              (tokens == entry.end() ? std::string("nothing") : tokens->dump()));
   }
+  const auto stopped = entry.find("stopped");
+  if (stopped != entry.end() && !stopped->is_boolean()) {
+    throw std::runtime_error(where + ": stopped: expected true or false, got " + stopped->dump());
+  }
 }
 
 }  // namespace
@@ -200,24 +204,35 @@ nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& sou
   return report;
 }
 
+nlohmann::json run_timings(const nlohmann::json& steps) {
+  double seconds = 0.0;
+  std::int64_t tokens = 0, timed_tokens = 0, stopped = 0;
+  for (const nlohmann::json& step : steps) {
+    const std::int64_t step_tokens = step.value("tokens", std::int64_t{0});
+    tokens += step_tokens;
+    if (step.value("stopped", false)) {
+      ++stopped;
+      continue;
+    }
+    seconds += step.value("seconds", 0.0);
+    timed_tokens += step_tokens;
+  }
+  return {{"train_seconds", seconds},
+          {"target_tokens", tokens},
+          {"target_tokens_per_second", seconds > 0 ? static_cast<double>(timed_tokens) / seconds : 0.0},
+          {"stopped_steps", stopped}};
+}
+
 void write_run_report(const RunFolder& folder, nlohmann::json run, const RunHistory& history, const Backend& backend) {
   nlohmann::json test = previous_test_fields(folder);
   test.update(run.value("test", nlohmann::json::object()));
-  double seconds = 0.0;
-  std::int64_t tokens = 0;
-  for (const nlohmann::json& step : history.steps) {
-    seconds += step.value("seconds", 0.0);
-    tokens += step.value("tokens", std::int64_t{0});
-  }
   nlohmann::json report = {{"schema_version", 2}, {"kind", "train"}, {"created", utc_now()}};
   report.update(run);
   report.update(build_facts(backend));
   report["test"] = test;
   report["curve"] = training_curve(history.steps);
   report["validation"] = history.validation;
-  report["timings"] = {{"train_seconds", seconds},
-                       {"target_tokens", tokens},
-                       {"target_tokens_per_second", seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0}};
+  report["timings"] = run_timings(history.steps);
   report["peak_memory_bytes"] = peak_memory_bytes();
   folder.write_report(report);
 }

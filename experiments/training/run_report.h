@@ -20,7 +20,9 @@ namespace trepro {
 // Every step and validation of the run so far, also kept in RUN/history.jsonl (one JSON object
 // a line) so that a resumed run reports the whole run.
 struct RunHistory {
-  nlohmann::json steps = nlohmann::json::array();       // {step, epoch, loss, learning_rate, grad_norm, tokens, seconds}
+  // {step, epoch, loss, learning_rate, grad_norm, tokens, seconds}, and stopped: true where the
+  // process was stopped and continued during the step (StopCounter).
+  nlohmann::json steps = nlohmann::json::array();
   nlohmann::json validation = nlohmann::json::array();  // {step, loss, perplexity}
 
   // Reads RUN/history.jsonl keeping entries up to `last_step`, and rewrites it so (a resumed run
@@ -47,6 +49,11 @@ nlohmann::json training_curve(const nlohmann::json& steps);
 // training_curve under "curve"); a report already at 2 is returned as it is. Throws, naming
 // `source`, on any other version or a step without the fields the curve needs.
 nlohmann::json upgraded_run_report(nlohmann::json report, const std::string& source);
+
+// A report's "timings" over `steps`: train_seconds and the rate count the steps that no stop fell
+// in (a stopped step's wall time holds the pause; stopped_steps says how many were left out),
+// target_tokens counts them all.
+nlohmann::json run_timings(const nlohmann::json& steps);
 
 // The facts of this process: git commit, backend, SIMD target, threads, compiler.
 nlohmann::json build_facts(const Backend& backend);

@@ -21,6 +21,7 @@
 #include "experiments/training/run_config.h"
 #include "experiments/training/run_report.h"
 #include "experiments/training/run_resume.h"
+#include "experiments/training/stop_counter.h"
 #include "experiments/training/training_data.h"
 #include "model/trainer.h"
 
@@ -59,6 +60,10 @@ class Run {
       progress_ = std::make_unique<Progress>(run_.train_log(), o.log_every);
       note("train: " + run_.root().string() + ": " + std::to_string(model_.parameters().count()) + " parameters on " +
            backend_->name() + " (" + std::to_string(backend_->threads()) + " threads) of " + cpu_model());
+      if (!stops_.counting()) {
+        note("this program handles SIGCONT itself, so a stop (SIGSTOP) is not told from a slow step: the timings "
+             "count every step whole");
+      }
       for (const std::string& folder : {run_.root().string(), run_.checkpoints()}) {
         if (const int removed = remove_stale_temporaries(folder)) {
           note("removed " + std::to_string(removed) + " whole temporary file(s) of a killed session from " + folder);
@@ -92,9 +97,11 @@ class Run {
     const std::int64_t total = estimated_last_step(config_.train.max_steps);
     const auto start = Clock::now();
     std::int64_t tokens = 0, session_steps = 0;
-    double step_seconds = 0.0;  // this session's steps alone, without validation and checkpoints
+    std::int64_t timed_steps = 0;
+    double step_seconds = 0.0;  // this session's unstopped steps alone, without validation and checkpoints
     while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !patience_spent_) {
       const auto step_start = Clock::now();
+      const std::uint64_t continues_before = stops_.continues();
       const std::int64_t epoch = state_.position.epoch;
       // Every rank walks the whole step's positions but builds only the batches it runs.
       std::vector<std::optional<Batch>> batches;
@@ -118,14 +125,23 @@ class Run {
       ++session_steps;
       const auto now = Clock::now();
       const double seconds = std::chrono::duration<double>(now - step_start).count();
-      step_seconds += seconds;
+      const bool stopped = stops_.continues() != continues_before;
+      if (!stopped) {
+        step_seconds += seconds;
+        ++timed_steps;
+      }
       // Rates and the ETA count this session only, validation and checkpoints included.
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
       if (writes_) {
-        history_.append(run_.history(), "step",
-                        {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
-                         {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}});
+        nlohmann::json entry = {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
+                                {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}};
+        if (stopped) {
+          entry["stopped"] = true;
+          progress_->note("step " + std::to_string(r.step) + ": the process was stopped and continued during it; its " +
+                          number(seconds, 1) + " s stay out of the timings");
+        }
+        history_.append(run_.history(), "step", entry);
         progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
       }
       const bool last = r.step >= config_.train.max_steps || exhausted();
@@ -136,7 +152,7 @@ class Run {
     }
     gather_batches_read();
     if (!writes_) return;
-    if (session_steps > 0) note_estimate(step_seconds, session_steps);
+    if (timed_steps > 0) note_estimate(step_seconds, timed_steps);
     if (patience_spent_) {
       progress_->note("stopped early: " + std::to_string(config_.train.patience) +
                       " validations in a row without a new best (train.patience); the best is step " +
@@ -301,6 +317,7 @@ class Run {
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<TrainingData> data_;
   std::unique_ptr<Progress> progress_;
+  StopCounter stops_;  // a step a stop fell in stays out of the timings
   CheckpointState state_;
   bool resumed_ = false;  // this session continued from a checkpoint
   std::int64_t batches_read_ = 0;  // training batches this rank built in this session
