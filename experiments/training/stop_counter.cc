@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <mutex>
 
 namespace trepro {
 
@@ -18,7 +17,6 @@ extern "C" void count_continue(int) { continues_seen.fetch_add(1, std::memory_or
 bool install_handler() {
   struct sigaction current {};
   if (sigaction(SIGCONT, nullptr, &current) != 0) return false;
-  if (current.sa_handler == count_continue) return true;
   if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return false;
   struct sigaction counting {};
   counting.sa_handler = count_continue;
@@ -30,9 +28,9 @@ bool install_handler() {
 }  // namespace
 
 StopCounter::StopCounter() {
-  static std::once_flag once;
-  static bool installed = false;
-  std::call_once(once, [] { installed = install_handler(); });
+  // A function-local static is initialised once, thread-safely: the handler is installed by the
+  // first counter alone.
+  static const bool installed = install_handler();
   counting_ = installed;
 }
 

@@ -1,5 +1,6 @@
 #include "experiments/training/train_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -99,6 +100,7 @@ class Run {
     std::int64_t tokens = 0, session_steps = 0;
     std::int64_t timed_steps = 0;
     double step_seconds = 0.0;  // this session's unstopped steps alone, without validation and checkpoints
+    double paused_seconds = 0.0;  // this session's stopped steps, pause included
     while (trainer_->steps_done() < config_.train.max_steps && !exhausted() && !patience_spent_) {
       const auto step_start = Clock::now();
       const std::uint64_t continues_before = stops_.continues();
@@ -126,13 +128,17 @@ class Run {
       const auto now = Clock::now();
       const double seconds = std::chrono::duration<double>(now - step_start).count();
       const bool stopped = stops_.continues() != continues_before;
-      if (!stopped) {
+      if (stopped) {
+        paused_seconds += seconds;
+      } else {
         step_seconds += seconds;
         ++timed_steps;
       }
-      // Rates and the ETA count this session only, validation and checkpoints included.
+      // Rates and the ETA count this session only, validation and checkpoints included, and
+      // leave out the steps a stop fell in, as the timings do.
       const double elapsed = std::chrono::duration<double>(now - start).count();
-      const double eta = elapsed / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
+      const double working = std::max(elapsed - paused_seconds, 1e-9);
+      const double eta = working / static_cast<double>(session_steps) * static_cast<double>(total - r.step);
       if (writes_) {
         nlohmann::json entry = {{"step", r.step}, {"epoch", epoch}, {"loss", r.loss}, {"learning_rate", r.learning_rate},
                                 {"grad_norm", r.grad_norm}, {"tokens", r.tokens}, {"seconds", seconds}};
@@ -142,7 +148,7 @@ class Run {
                           number(seconds, 1) + " s stay out of the timings");
         }
         history_.append(run_.history(), "step", entry);
-        progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / elapsed, eta});
+        progress_->step({r, epoch, total, elapsed, static_cast<double>(tokens) / working, eta});
       }
       const bool last = r.step >= config_.train.max_steps || exhausted();
       if (r.step % config_.train.validate_every == 0 || last) validate();
