@@ -13,22 +13,45 @@ the lines
 (the path relative to FILE.md's folder; the block indented as its first marker) holds two tables
 of that ablation: its cells (sacreBLEU, perplexities and the best step by seed; the paper's
 Table 3 row each variant matches, by render.py's matching) and its claims with their verdicts.
-Without --check the blocks are rewritten (atomically); with it nothing is written, and the exit
-status is 1 when a block is not what its summary gives, naming the block and the first line that
-differs. Exit 2, naming the file and line, on a summary that cannot be read or a marker without
-its end.
+A figure that the page's prose quotes is written on one line as
+
+  <!--fig KEY-->TEXT<!--/fig-->
+
+and TEXT is what KEY gives from the summaries in reports/ablations/ (--ablations DIR for
+another folder), formatted as the claims tables print it:
+
+  tally                 the verdicts of every sweep's claims ("7 reproduced, 6 contradicted and
+                        24 inconclusive"; a pending claim has none)
+  CLAIM FIELD           a claim by its id (table3_size#4), FIELD one of p, holm, q, difference,
+                        verdict, seeds_paper, seeds_observed (seeds per arm for 80% power)
+  SWEEP/VARIANT FIELD   a variant's sacreBLEU lead over the sweep's baseline, also where no
+                        claim compares them: vs_baseline (with its interval), vs_baseline_p
+  SWEEP FIELD           the variance model of a sweep's backend and recipe: bleu_sd, bleu_df,
+                        log_ppl_sd, calibration, calibration_interval, calibration_df
+
+so that the prose cannot drift from the verdicts it describes (a marker inside a `code span` is
+text, not a figure). A page needs a block or a figure.
+Without --check the blocks and figures are rewritten (atomically); with it nothing is written, and
+the exit status is 1 when one is not what its summary gives, naming its first line that differs.
+Exit 2, naming the file and line, on a summary that cannot be read, a marker without its end or a
+figure whose key names nothing.
 """
 import argparse
 import copy
 import os
+import re
 import sys
 
 import render
-from render_data import InputError, Run, load_inputs
+from render_data import InputError, Run, load_inputs, load_json
 
 BEGIN = "<!-- readme_tables: "
 END = "<!-- /readme_tables -->"
 CELL_STATUS = {"not_run": "pending", "running": "running", "non_finite": "diverged"}
+FIGURE_OPEN = "<!--fig "
+FIGURE = re.compile(r"<!--fig ([^>]*)-->(.*?)<!--/fig-->")
+# The committed sweeps, one folder each, whose summaries a page's figures quote.
+ABLATIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ablations")
 # The page that holds the committed sweeps' tables: the manual's results, claim by claim.
 DEFAULT_PAGE = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results.md"))
 
@@ -194,9 +217,104 @@ def tables(summary_path):
     return cells_table(ablation) + [""] + (claims_table(ablation) if ablation.claims else [])
 
 
-def regenerate(readme_path):
-    """The page's lines with every block rewritten from its summary, and [(marker line, summary,
-    the block as it was, the block as generated)]."""
+class Summaries:
+    """The sweeps' summary.json under one folder (one subfolder a sweep), each read once."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.read = {}
+
+    def path(self, name):
+        return os.path.join(self.folder, name, "summary.json")
+
+    def __getitem__(self, name):
+        if name not in self.read:
+            self.read[name] = load_json(self.path(name))
+        return self.read[name]
+
+    def names(self):
+        try:
+            entries = sorted(os.listdir(self.folder))
+        except OSError as e:
+            raise InputError(f"{self.folder}: cannot list the sweeps: {e.strerror}") from e
+        return [name for name in entries if os.path.isfile(self.path(name))]
+
+
+def tally(summaries):
+    counts = dict.fromkeys(("reproduced", "contradicted", "inconclusive"), 0)
+    for name in summaries.names():
+        for claim in summaries[name].get("claims", []):
+            if claim.get("verdict") in counts:
+                counts[claim["verdict"]] += 1
+    return f"{counts['reproduced']} reproduced, {counts['contradicted']} contradicted and {counts['inconclusive']} inconclusive"
+
+
+CLAIM_FIELDS = {
+    "p": lambda c: p_text(c.get("p_value")),
+    "holm": lambda c: p_text(c.get("p_holm")),
+    "q": lambda c: p_text(c.get("q_bh")),
+    "difference": difference,
+    "verdict": lambda c: c["verdict"],
+    "seeds_paper": lambda c: seeds_text(c["power"]["seeds_per_arm_at_paper_effect"]),
+    "seeds_observed": lambda c: seeds_text(c["power"]["seeds_per_arm_at_observed_effect"]),
+}
+VARIANT_FIELDS = {
+    "vs_baseline": lambda v: difference(v["vs_baseline"]),
+    "vs_baseline_p": lambda v: p_text(v["vs_baseline"]["p_value"]),
+}
+POOL_FIELDS = {
+    "bleu_sd": lambda m: f"{m['pool']['test_bleu']['sd']:.2f}",
+    "bleu_df": lambda m: f"{m['pool']['test_bleu']['df']:.0f}",
+    "log_ppl_sd": lambda m: f"{100 * m['pool']['log_test_perplexity']['sd']:.2f}%",
+    "calibration": lambda m: f"{m['calibration']['factor']:.2f}",
+    "calibration_interval": lambda m: "{:.2f} to {:.2f}".format(*m["calibration"]["interval"]),
+    "calibration_df": lambda m: f"{m['calibration']['df']:.0f}",
+}
+
+
+def figure(key, summaries):
+    """The text of a figure's KEY (the module's doc lists the keys); InputError where it names
+    nothing or its summary lacks the field."""
+    words = key.split()
+    if words == ["tally"]:
+        return tally(summaries)
+    kind = "claim" if "#" in words[0] else "variant" if "/" in words[0] else "sweep"
+    fields = {"claim": CLAIM_FIELDS, "variant": VARIANT_FIELDS, "sweep": POOL_FIELDS}[kind]
+    if len(words) != 2 or words[1] not in fields:
+        raise InputError(f"\"{key}\": expected \"tally\", \"CLAIM FIELD\" (FIELD one of {', '.join(CLAIM_FIELDS)}), "
+                         f"\"SWEEP/VARIANT FIELD\" (one of {', '.join(VARIANT_FIELDS)}) or \"SWEEP FIELD\" (one of "
+                         f"{', '.join(POOL_FIELDS)})")
+    name, field = words
+    sweep = re.split("[#/]", name)[0]
+    summary = summaries[sweep]
+    try:
+        if kind == "sweep":
+            return fields[field](summary["variance_model"])
+        entries = summary.get("claims", []) if kind == "claim" else summary.get("variants", [])
+        found = next((e for e in entries if name in (e.get("id"), f"{sweep}/{e.get('name')}")), None)
+        if found is None:
+            raise InputError(f"\"{key}\": {summaries.path(sweep)} has no {kind} {name}")
+        return fields[field](found)
+    except (KeyError, TypeError, IndexError, ValueError) as e:
+        raise InputError(f"\"{key}\": {summaries.path(sweep)} has no {field} for {name} ({e!r})") from e
+
+
+def with_figures(line, summaries):
+    """The line with each figure's text as its key gives it, and how many figures it holds; a
+    `code span` is left as written, so that a page can show the marker."""
+    parts, count = line.split("`"), 0
+    for k in range(0, len(parts), 2):
+        if parts[k].count(FIGURE_OPEN) != len(FIGURE.findall(parts[k])):
+            raise InputError("a figure without its end on the same line, \"<!--/fig-->\"")
+        parts[k], n = FIGURE.subn(lambda m: f"{FIGURE_OPEN}{m[1]}-->{figure(m[1], summaries)}<!--/fig-->", parts[k])
+        count += n
+    return "`".join(parts), count
+
+
+def regenerate(readme_path, summaries):
+    """The page's lines with every block rewritten from its summary and every figure from the
+    summaries, and [(line, what, as it was, as generated)] for each block and each line with a
+    figure."""
     try:
         with open(readme_path, encoding="utf-8") as f:
             lines = f.read().split("\n")
@@ -204,11 +322,18 @@ def regenerate(readme_path):
         raise InputError(f"{readme_path}: cannot read: {getattr(e, 'strerror', None) or e}") from e
     out, blocks, i = [], [], 0
     while i < len(lines):
-        out.append(lines[i])
         stripped = lines[i].lstrip()
         if not stripped.startswith(BEGIN):
+            try:
+                line, figures = with_figures(lines[i], summaries)
+            except InputError as e:
+                raise InputError(f"{readme_path}:{i + 1}: {e}") from e
+            if figures:
+                blocks.append((i, "a figure", [lines[i]], [line]))
+            out.append(line)
             i += 1
             continue
+        out.append(lines[i])
         if not stripped.endswith(" -->"):
             raise InputError(f"{readme_path}:{i + 1}: expected \"{BEGIN}PATH -->\"")
         summary = os.path.join(os.path.dirname(os.path.abspath(readme_path)), stripped[len(BEGIN):-len(" -->")])
@@ -218,7 +343,7 @@ def regenerate(readme_path):
         indent = lines[i][:len(lines[i]) - len(stripped)]
         generated = [indent + line if line else "" for line in tables(summary)]
         generated = [""] + generated + ([""] if generated[-1] else [])
-        blocks.append((i + 1, summary, lines[i + 1:end], generated))
+        blocks.append((i + 1, f"the block from {os.path.relpath(summary)}", lines[i + 1:end], generated))
         out += generated + [lines[end]]
         i = end + 1
     return out, blocks
@@ -228,24 +353,31 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("readme", nargs="?", metavar="FILE.md", default=DEFAULT_PAGE,
                         help="the Markdown page whose blocks to write (default: docs/results.md)")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 where a block is out of date")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 where a block or figure is out of date")
+    parser.add_argument("--ablations", metavar="DIR", default=ABLATIONS,
+                        help="the folder of the sweeps whose summaries the figures quote (default: reports/ablations)")
     args = parser.parse_args(argv)
     try:
-        lines, blocks = regenerate(args.readme)
+        lines, blocks = regenerate(args.readme, Summaries(args.ablations))
     except InputError as e:
         print(f"readme_tables: {e}", file=sys.stderr)
         return 2
     if not blocks:
-        print(f"readme_tables: {args.readme}: no \"{BEGIN}PATH -->\" block", file=sys.stderr)
+        print(f"readme_tables: {args.readme}: no \"{BEGIN}PATH -->\" block and no \"{FIGURE_OPEN}KEY-->\" figure",
+              file=sys.stderr)
         return 2
     if args.check:
         stale = 0
-        for line, summary, was, generated in blocks:
+        for line, what, was, generated in blocks:
             if was == generated:
                 continue
             stale += 1
             k = next((k for k, (a, b) in enumerate(zip(was, generated)) if a != b), min(len(was), len(generated)))
-            print(f"readme_tables: {args.readme}:{line + 1 + k}: the block from {os.path.relpath(summary)} is out "
+            if what == "a figure":  # the figure, not its whole paragraph line
+                old, new = next((a, b) for a, b in zip(FIGURE.finditer(was[0]), FIGURE.finditer(generated[0]))
+                                if a[2] != b[2])
+                what, was, generated = f"the figure \"{old[1]}\"", [old[2]], [new[2]]
+            print(f"readme_tables: {args.readme}:{line + 1 + k}: {what} is out "
                   f"of date:\n  page:    {was[k] if k < len(was) else '(block ends)'}\n"
                   f"  summary: {generated[k] if k < len(generated) else '(block ends)'}\n"
                   f"  (/usr/bin/python3 reports/readme_tables.py {args.readme} rewrites it)", file=sys.stderr)
@@ -254,7 +386,8 @@ def main(argv):
     with open(temporary, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     os.replace(temporary, args.readme)  # atomic: a reader never sees half a page
-    print(f"{args.readme}: {len(blocks)} block{'s' if len(blocks) != 1 else ''} written")
+    figures = sum(what == "a figure" for _, what, _, _ in blocks)
+    print(f"{args.readme}: {len(blocks) - figures} blocks and {figures} lines of figures written")
     return 0
 
 

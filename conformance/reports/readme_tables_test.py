@@ -7,6 +7,10 @@ the baseline, the claims with their intervals (also between seeds) and verdicts;
 rewritten only inside its blocks, atomically, the same twice; --check writes nothing and names the
 line of a figure that differs; bad input (a block without its end, a summary that is missing or
 names a recipe by no string, no block at all, no page) exits 2 with a message naming the file.
+The figures that prose quotes (<!--fig KEY-->TEXT<!--/fig-->), on made-up summaries: the tally,
+a claim's fields, a variant's lead and a sweep's variance model, formatted as the tables print
+them, rewritten in place and checked by line; a key that names nothing, a claim or sweep that is
+not there and a figure without its end exit 2 naming the page's line.
 """
 import json
 import os
@@ -45,8 +49,10 @@ def write(path, text):
 
 RESULTS = os.path.join(HERE, "..", "..", "docs", "results.md")
 committed = tool("--check")
-check(committed.returncode == 0, "the tables of docs/results.md (the default page) are what their summaries hold"
-      + committed.stderr)
+check(committed.returncode == 0, "the tables and figures of docs/results.md (the default page) are what their "
+      "summaries hold" + committed.stderr)
+front = tool(os.path.join(HERE, "..", "..", "README.md"), "--check")
+check(front.returncode == 0, "the figures of the README are what the summaries hold" + front.stderr)
 # Every committed sweep (reports/ablations/<name>/summary.json; the <name>_cpu folders keep cells of
 # another backend, not a sweep of their own) has its block in docs/results.md.
 with open(RESULTS, encoding="utf-8") as f:
@@ -164,6 +170,92 @@ with tempfile.TemporaryDirectory() as tmp:
     result = tool(readme, "--check")
     check(result.returncode == 2 and "no" in result.stderr and readme in result.stderr,
           "a README without a block: exit 2 naming it")
+
+
+def made_up_sweeps(folder):
+    """Two sweeps' summaries holding only what figures read: alpha with a reproduced perplexity
+    claim, an inconclusive BLEU claim and a variant's lead; beta with a contradicted claim and a
+    pending one, which the tally leaves out."""
+    variance_model = {"pool": {"test_bleu": {"sd": 0.39899, "df": 29.0}, "log_test_perplexity": {"sd": 0.0125734}},
+                      "calibration": {"factor": 1.5112, "interval": [1.0829, 2.2564], "df": 58.0}}
+    alpha = {"claims": [
+        {"id": "alpha#1", "verdict": "reproduced", "p_value": 0.00004, "p_holm": 0.0172, "q_bh": 0.0049,
+         "test": {"quantity": "log_test_perplexity", "estimate": 0.0483}, "interval": [0.0226, 0.0741]},
+        {"id": "alpha#2", "verdict": "inconclusive", "p_value": 0.25, "p_holm": 1.0, "q_bh": 0.4,
+         "test": {"quantity": "test_bleu", "estimate": 0.6213}, "interval": [-0.4417, 1.6884],
+         "power": {"seeds_per_arm_at_paper_effect": 2, "seeds_per_arm_at_observed_effect": "> 1000"}}],
+        "variants": [{"name": "wide", "vs_baseline": {"verdict": "inconclusive", "metric": "bleu", "p_value": 0.7021,
+                                                      "test": {"quantity": "test_bleu", "estimate": -0.2},
+                                                      "interval": [-1.234, 0.8311]}}],
+        "variance_model": variance_model}
+    beta = {"claims": [
+        {"id": "beta#1", "verdict": "contradicted", "p_value": 1e-6, "p_holm": 2e-5, "q_bh": 1e-5,
+         "test": {"quantity": "test_bleu", "estimate": -7.4166}, "interval": [-8.551, -6.2843]},
+        {"id": "beta#2", "verdict": "pending"}], "variance_model": variance_model}
+    for name, summary in (("alpha", alpha), ("beta", beta)):
+        os.makedirs(os.path.join(folder, name))
+        write(os.path.join(folder, name, "summary.json"), json.dumps(summary))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sweeps = os.path.join(tmp, "ablations")
+    made_up_sweeps(sweeps)
+    page = os.path.join(tmp, "page.md")
+    figures = ("Of the claims: **<!--fig tally-->stale<!--/fig-->**.\n"
+               "Deeper wins by <!--fig alpha#1 difference-->old<!--/fig--> (Holm p <!--fig alpha#1 holm-->x<!--/fig-->, "
+               "<!--fig alpha#1 verdict-->x<!--/fig-->); wider by <!--fig alpha#2 difference--><!--/fig-->, p "
+               "<!--fig alpha#2 p-->x<!--/fig-->, <!--fig alpha#2 seeds_observed-->x<!--/fig--> seeds per arm "
+               "(<!--fig alpha#2 seeds_paper-->x<!--/fig--> at the paper's).\n"
+               "Its lead: <!--fig alpha/wide vs_baseline-->x<!--/fig-->, p <!--fig alpha/wide vs_baseline_p-->x<!--/fig-->; "
+               "beta: <!--fig beta#1 difference-->x<!--/fig-->, Holm p <!--fig beta#1 holm-->x<!--/fig-->.\n"
+               "Pooled sd <!--fig alpha bleu_sd-->x<!--/fig--> on <!--fig alpha bleu_df-->x<!--/fig--> df, "
+               "<!--fig alpha log_ppl_sd-->x<!--/fig-->; <!--fig beta calibration-->x<!--/fig--> (95% CI "
+               "<!--fig beta calibration_interval-->x<!--/fig-->, <!--fig beta calibration_df-->x<!--/fig--> df).\n")
+    write(page, "# Made up\n\n" + figures + "A line with no figure.\n")
+    result = tool(page, "--ablations", sweeps)
+    expected = ("# Made up\n\n"
+                "Of the claims: **<!--fig tally-->1 reproduced, 1 contradicted and 1 inconclusive<!--/fig-->**.\n"
+                "Deeper wins by <!--fig alpha#1 difference-->+4.8% [+2.3%, +7.4%]<!--/fig--> (Holm p "
+                "<!--fig alpha#1 holm-->0.017<!--/fig-->, <!--fig alpha#1 verdict-->reproduced<!--/fig-->); wider by "
+                "<!--fig alpha#2 difference-->+0.62 [-0.44, +1.69]<!--/fig-->, p <!--fig alpha#2 p-->0.250<!--/fig-->, "
+                "<!--fig alpha#2 seeds_observed-->> 1000<!--/fig--> seeds per arm (<!--fig alpha#2 seeds_paper-->2<!--/fig--> "
+                "at the paper's).\n"
+                "Its lead: <!--fig alpha/wide vs_baseline-->-0.20 [-1.23, +0.83]<!--/fig-->, p "
+                "<!--fig alpha/wide vs_baseline_p-->0.702<!--/fig-->; beta: <!--fig beta#1 difference-->-7.42 [-8.55, -6.28]"
+                "<!--/fig-->, Holm p <!--fig beta#1 holm-->2.0e-05<!--/fig-->.\n"
+                "Pooled sd <!--fig alpha bleu_sd-->0.40<!--/fig--> on <!--fig alpha bleu_df-->29<!--/fig--> df, "
+                "<!--fig alpha log_ppl_sd-->1.26%<!--/fig-->; <!--fig beta calibration-->1.51<!--/fig--> (95% CI "
+                "<!--fig beta calibration_interval-->1.08 to 2.26<!--/fig-->, <!--fig beta calibration_df-->58<!--/fig--> df).\n"
+                "A line with no figure.\n")
+    written = read(page)
+    check(result.returncode == 0 and written == expected,
+          "a page of figures alone: each figure rewritten as its key gives it, nothing else touched" + result.stderr
+          + "".join(f"\n  page:     {a}\n  expected: {b}" for a, b in zip(written.split("\n"), expected.split("\n")) if a != b))
+    check(tool(page, "--ablations", sweeps, "--check").returncode == 0, "--check passes on the figures just written")
+    shown = "The syntax: `<!--fig KEY-->TEXT<!--/fig-->`, and `<!--fig` alone.\n"
+    write(page, shown + "<!--fig tally-->x<!--/fig-->\n")
+    result = tool(page, "--ablations", sweeps)
+    check(result.returncode == 0 and read(page).startswith(shown),
+          "a marker inside a code span is text: left as written, not an error" + result.stderr)
+
+    stale = expected.replace("<!--fig alpha#1 holm-->0.017", "<!--fig alpha#1 holm-->0.018")
+    write(page, stale)
+    result = tool(page, "--ablations", sweeps, "--check")
+    check(result.returncode == 1 and f"{page}:4: the figure \"alpha#1 holm\" is out of date" in result.stderr and "0.018" in result.stderr
+          and "0.017" in result.stderr and read(page) == stale,
+          "--check exits 1 naming the line of a stale figure, writing nothing" + result.stderr)
+
+    for body, line, what, why in (
+            ("Text.\nHolm p <!--fig alpha#1 holms-->0.017<!--/fig-->\n", 2, "holms", "a field a claim does not have"),
+            ("<!--fig alpha#9 holm-->0.017<!--/fig-->\n", 1, "has no claim alpha#9", "a claim that is not there"),
+            ("<!--fig alpha/narrow vs_baseline-->x<!--/fig-->\n", 1, "has no variant alpha/narrow", "a variant that is not there"),
+            ("<!--fig gamma bleu_sd-->0.40<!--/fig-->\n", 1, os.path.join("gamma", "summary.json"), "a sweep that is not there"),
+            ("<!--fig beta#2 seeds_paper-->x<!--/fig-->\n", 1, "has no seeds_paper for beta#2", "a field a claim lacks"),
+            ("Text.\n\nsd <!--fig alpha bleu_sd-->0.40\n<!--/fig-->\n", 3, "without its end", "a figure without its end on its line")):
+        write(page, body)
+        result = tool(page, "--ablations", sweeps, "--check")
+        check(result.returncode == 2 and f"{page}:{line}:" in result.stderr and what in result.stderr,
+              f"{why}: exit 2 naming the page's line" + result.stderr)
 
 if failures:
     print(f"{len(failures)} check(s) failed")
