@@ -20,8 +20,10 @@ A figure that the page's prose quotes is written on one line as
 and TEXT is what KEY gives from the summaries in reports/ablations/ (--ablations DIR for
 another folder), formatted as the claims tables print it:
 
-  tally                 the verdicts of every sweep's claims ("7 reproduced, 6 contradicted and
-                        24 inconclusive"; a pending claim has none)
+  tally                 the verdicts of the claims that the Holm adjustment counts together ("7
+                        reproduced, 6 contradicted and 24 inconclusive"; a pending claim has none)
+  family FIELD          of those claims, how many: claims, decided (reproduced or contradicted),
+                        decided_within_cap (decided on a cell that ended at its cap improving)
   CLAIM FIELD           a claim by its id (table3_size#4), FIELD one of p, holm, q, difference,
                         verdict, seeds_paper, seeds_observed (seeds per arm for 80% power)
   SWEEP/VARIANT FIELD   a variant's sacreBLEU lead over the sweep's baseline, also where no
@@ -240,13 +242,35 @@ class Summaries:
         return [name for name in entries if os.path.isfile(self.path(name))]
 
 
-def tally(summaries):
+def family(summaries):
+    """The claims that the Holm adjustment counts together: those of the sweeps its summaries
+    name in "adjustment" (a sweep another supersedes is not one), each summary naming the same."""
+    scopes = {tuple(summaries[name]["adjustment"]["sweeps"]) for name in summaries.names()
+              if "adjustment" in summaries[name]}
+    if len(scopes) > 1:
+        raise InputError(f"{summaries.folder}: the summaries adjust over different sweeps: "
+                         + "; ".join(", ".join(scope) for scope in sorted(scopes)))
+    names = scopes.pop() if scopes else summaries.names()
+    return [claim for name in names for claim in summaries[name].get("claims", [])]
+
+
+def tally(claims):
     counts = dict.fromkeys(("reproduced", "contradicted", "inconclusive"), 0)
-    for name in summaries.names():
-        for claim in summaries[name].get("claims", []):
-            if claim.get("verdict") in counts:
-                counts[claim["verdict"]] += 1
+    for claim in claims:
+        if claim.get("verdict") in counts:
+            counts[claim["verdict"]] += 1
     return f"{counts['reproduced']} reproduced, {counts['contradicted']} contradicted and {counts['inconclusive']} inconclusive"
+
+
+def decided(claims):
+    return [c for c in claims if c.get("verdict") in ("reproduced", "contradicted")]
+
+
+FAMILY_FIELDS = {
+    "claims": lambda claims: str(len(claims)),
+    "decided": lambda claims: str(len(decided(claims))),
+    "decided_within_cap": lambda claims: str(sum(bool(c.get("within_cap")) for c in decided(claims))),
+}
 
 
 CLAIM_FIELDS = {
@@ -277,11 +301,13 @@ def figure(key, summaries):
     nothing or its summary lacks the field."""
     words = key.split()
     if words == ["tally"]:
-        return tally(summaries)
+        return tally(family(summaries))
+    if len(words) == 2 and words[0] == "family" and words[1] in FAMILY_FIELDS:
+        return FAMILY_FIELDS[words[1]](family(summaries))
     kind = "claim" if "#" in words[0] else "variant" if "/" in words[0] else "sweep"
     fields = {"claim": CLAIM_FIELDS, "variant": VARIANT_FIELDS, "sweep": POOL_FIELDS}[kind]
     if len(words) != 2 or words[1] not in fields:
-        raise InputError(f"\"{key}\": expected \"tally\", \"CLAIM FIELD\" (FIELD one of {', '.join(CLAIM_FIELDS)}), "
+        raise InputError(f"\"{key}\": expected \"tally\", \"family FIELD\" (one of {', '.join(FAMILY_FIELDS)}), \"CLAIM FIELD\" (FIELD one of {', '.join(CLAIM_FIELDS)}), "
                          f"\"SWEEP/VARIANT FIELD\" (one of {', '.join(VARIANT_FIELDS)}) or \"SWEEP FIELD\" (one of "
                          f"{', '.join(POOL_FIELDS)})")
     name, field = words

@@ -173,26 +173,30 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
 def made_up_sweeps(folder):
-    """Two sweeps' summaries holding only what figures read: alpha with a reproduced perplexity
+    """Three sweeps' summaries holding only what figures read: alpha with a reproduced perplexity
     claim, an inconclusive BLEU claim and a variant's lead; beta with a contradicted claim and a
-    pending one, which the tally leaves out."""
+    pending one, which the tally leaves out; alpha_cpu, which the adjustment leaves out (another
+    backend's cells that alpha supersedes), with a decided claim that no count may hold."""
     variance_model = {"pool": {"test_bleu": {"sd": 0.39899, "df": 29.0}, "log_test_perplexity": {"sd": 0.0125734}},
                       "calibration": {"factor": 1.5112, "interval": [1.0829, 2.2564], "df": 58.0}}
     alpha = {"claims": [
         {"id": "alpha#1", "verdict": "reproduced", "p_value": 0.00004, "p_holm": 0.0172, "q_bh": 0.0049,
-         "test": {"quantity": "log_test_perplexity", "estimate": 0.0483}, "interval": [0.0226, 0.0741]},
+         "test": {"quantity": "log_test_perplexity", "estimate": 0.0483}, "interval": [0.0226, 0.0741],
+         "within_cap": True},
         {"id": "alpha#2", "verdict": "inconclusive", "p_value": 0.25, "p_holm": 1.0, "q_bh": 0.4,
          "test": {"quantity": "test_bleu", "estimate": 0.6213}, "interval": [-0.4417, 1.6884],
          "power": {"seeds_per_arm_at_paper_effect": 2, "seeds_per_arm_at_observed_effect": "> 1000"}}],
         "variants": [{"name": "wide", "vs_baseline": {"verdict": "inconclusive", "metric": "bleu", "p_value": 0.7021,
                                                       "test": {"quantity": "test_bleu", "estimate": -0.2},
                                                       "interval": [-1.234, 0.8311]}}],
-        "variance_model": variance_model}
+        "variance_model": variance_model, "adjustment": {"sweeps": ["alpha", "beta"]}}
     beta = {"claims": [
         {"id": "beta#1", "verdict": "contradicted", "p_value": 1e-6, "p_holm": 2e-5, "q_bh": 1e-5,
          "test": {"quantity": "test_bleu", "estimate": -7.4166}, "interval": [-8.551, -6.2843]},
-        {"id": "beta#2", "verdict": "pending"}], "variance_model": variance_model}
-    for name, summary in (("alpha", alpha), ("beta", beta)):
+        {"id": "beta#2", "verdict": "pending"}], "variance_model": variance_model,
+        "adjustment": {"sweeps": ["alpha", "beta"]}}
+    superseded = {"claims": [dict(alpha["claims"][0], id="alpha_cpu#1")], "adjustment": {"sweeps": ["alpha", "beta"]}}
+    for name, summary in (("alpha", alpha), ("beta", beta), ("alpha_cpu", superseded)):
         os.makedirs(os.path.join(folder, name))
         write(os.path.join(folder, name, "summary.json"), json.dumps(summary))
 
@@ -201,7 +205,8 @@ with tempfile.TemporaryDirectory() as tmp:
     sweeps = os.path.join(tmp, "ablations")
     made_up_sweeps(sweeps)
     page = os.path.join(tmp, "page.md")
-    figures = ("Of the claims: **<!--fig tally-->stale<!--/fig-->**.\n"
+    figures = ("Of the <!--fig family claims-->x<!--/fig--> claims: **<!--fig tally-->stale<!--/fig-->**, "
+               "<!--fig family decided_within_cap-->x<!--/fig--> of <!--fig family decided-->x<!--/fig--> within the cap.\n"
                "Deeper wins by <!--fig alpha#1 difference-->old<!--/fig--> (Holm p <!--fig alpha#1 holm-->x<!--/fig-->, "
                "<!--fig alpha#1 verdict-->x<!--/fig-->); wider by <!--fig alpha#2 difference--><!--/fig-->, p "
                "<!--fig alpha#2 p-->x<!--/fig-->, <!--fig alpha#2 seeds_observed-->x<!--/fig--> seeds per arm "
@@ -214,7 +219,9 @@ with tempfile.TemporaryDirectory() as tmp:
     write(page, "# Made up\n\n" + figures + "A line with no figure.\n")
     result = tool(page, "--ablations", sweeps)
     expected = ("# Made up\n\n"
-                "Of the claims: **<!--fig tally-->1 reproduced, 1 contradicted and 1 inconclusive<!--/fig-->**.\n"
+                "Of the <!--fig family claims-->4<!--/fig--> claims: **<!--fig tally-->1 reproduced, 1 contradicted and "
+                "1 inconclusive<!--/fig-->**, <!--fig family decided_within_cap-->1<!--/fig--> of "
+                "<!--fig family decided-->2<!--/fig--> within the cap.\n"
                 "Deeper wins by <!--fig alpha#1 difference-->+4.8% [+2.3%, +7.4%]<!--/fig--> (Holm p "
                 "<!--fig alpha#1 holm-->0.017<!--/fig-->, <!--fig alpha#1 verdict-->reproduced<!--/fig-->); wider by "
                 "<!--fig alpha#2 difference-->+0.62 [-0.44, +1.69]<!--/fig-->, p <!--fig alpha#2 p-->0.250<!--/fig-->, "
@@ -251,11 +258,20 @@ with tempfile.TemporaryDirectory() as tmp:
             ("<!--fig alpha/narrow vs_baseline-->x<!--/fig-->\n", 1, "has no variant alpha/narrow", "a variant that is not there"),
             ("<!--fig gamma bleu_sd-->0.40<!--/fig-->\n", 1, os.path.join("gamma", "summary.json"), "a sweep that is not there"),
             ("<!--fig beta#2 seeds_paper-->x<!--/fig-->\n", 1, "has no seeds_paper for beta#2", "a field a claim lacks"),
+            ("<!--fig family all-->4<!--/fig-->\n", 1, "family all", "a count that is not one"),
             ("Text.\n\nsd <!--fig alpha bleu_sd-->0.40\n<!--/fig-->\n", 3, "without its end", "a figure without its end on its line")):
         write(page, body)
         result = tool(page, "--ablations", sweeps, "--check")
         check(result.returncode == 2 and f"{page}:{line}:" in result.stderr and what in result.stderr,
               f"{why}: exit 2 naming the page's line" + result.stderr)
+
+    summary = json.loads(read(os.path.join(sweeps, "beta", "summary.json")))
+    summary["adjustment"]["sweeps"] = ["beta"]
+    write(os.path.join(sweeps, "beta", "summary.json"), json.dumps(summary))
+    write(page, "<!--fig tally-->x<!--/fig-->\n")
+    result = tool(page, "--ablations", sweeps, "--check")
+    check(result.returncode == 2 and f"{page}:1:" in result.stderr and "adjust over different sweeps" in result.stderr,
+          "summaries that adjust over different sweeps: exit 2, no tally of a family that is not one" + result.stderr)
 
 if failures:
     print(f"{len(failures)} check(s) failed")
