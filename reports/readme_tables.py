@@ -245,8 +245,11 @@ class Summaries:
 def family(summaries):
     """The claims that the Holm adjustment counts together: those of the sweeps its summaries
     name in "adjustment" (a sweep another supersedes is not one), each summary naming the same."""
-    scopes = {tuple(summaries[name]["adjustment"]["sweeps"]) for name in summaries.names()
-              if "adjustment" in summaries[name]}
+    try:
+        scopes = {tuple(summaries[name]["adjustment"]["sweeps"]) for name in summaries.names()
+                  if "adjustment" in summaries[name]}
+    except (KeyError, TypeError) as e:
+        raise InputError(f"{summaries.folder}: a summary's \"adjustment\" names no list of \"sweeps\" ({e!r})") from e
     if len(scopes) > 1:
         raise InputError(f"{summaries.folder}: the summaries adjust over different sweeps: "
                          + "; ".join(", ".join(scope) for scope in sorted(scopes)))
@@ -307,9 +310,9 @@ def figure(key, summaries):
     kind = "claim" if "#" in words[0] else "variant" if "/" in words[0] else "sweep"
     fields = {"claim": CLAIM_FIELDS, "variant": VARIANT_FIELDS, "sweep": POOL_FIELDS}[kind]
     if len(words) != 2 or words[1] not in fields:
-        raise InputError(f"\"{key}\": expected \"tally\", \"family FIELD\" (one of {', '.join(FAMILY_FIELDS)}), \"CLAIM FIELD\" (FIELD one of {', '.join(CLAIM_FIELDS)}), "
-                         f"\"SWEEP/VARIANT FIELD\" (one of {', '.join(VARIANT_FIELDS)}) or \"SWEEP FIELD\" (one of "
-                         f"{', '.join(POOL_FIELDS)})")
+        raise InputError(f"\"{key}\": expected \"tally\", \"family FIELD\" (one of {', '.join(FAMILY_FIELDS)}), "
+                         f"\"CLAIM FIELD\" (one of {', '.join(CLAIM_FIELDS)}), \"SWEEP/VARIANT FIELD\" (one of "
+                         f"{', '.join(VARIANT_FIELDS)}) or \"SWEEP FIELD\" (one of {', '.join(POOL_FIELDS)})")
     name, field = words
     sweep = re.split("[#/]", name)[0]
     summary = summaries[sweep]

@@ -272,6 +272,11 @@ with tempfile.TemporaryDirectory() as tmp:
     result = tool(page, "--ablations", sweeps, "--check")
     check(result.returncode == 2 and f"{page}:1:" in result.stderr and "adjust over different sweeps" in result.stderr,
           "summaries that adjust over different sweeps: exit 2, no tally of a family that is not one" + result.stderr)
+    summary["adjustment"] = {"sweeps": 3}
+    write(os.path.join(sweeps, "beta", "summary.json"), json.dumps(summary))
+    result = tool(page, "--ablations", sweeps, "--check")
+    check(result.returncode == 2 and f"{page}:1:" in result.stderr and "no list of \"sweeps\"" in result.stderr,
+          "an adjustment that names no list of sweeps: exit 2 naming it, not a traceback" + result.stderr)
 
 if failures:
     print(f"{len(failures)} check(s) failed")
