@@ -23,7 +23,8 @@ another folder), formatted as the claims tables print it:
   tally                 the verdicts of the claims that the Holm adjustment counts together ("7
                         reproduced, 6 contradicted and 24 inconclusive"; a pending claim has none)
   family FIELD          of those claims, how many: claims, decided (reproduced or contradicted),
-                        decided_within_cap (decided on a cell that ended at its cap improving)
+                        decided_within_cap (decided on a cell that ended at its cap improving),
+                        undecided (inconclusive: the Holm level a next claim faces is 0.05 / that)
   CLAIM FIELD           a claim by its id (table3_size#4), FIELD one of p, holm, q, difference,
                         verdict, seeds_paper, seeds_observed (seeds per arm for 80% power)
   SWEEP/VARIANT FIELD   a variant's sacreBLEU lead over the sweep's baseline, also where no
@@ -273,6 +274,7 @@ FAMILY_FIELDS = {
     "claims": lambda claims: str(len(claims)),
     "decided": lambda claims: str(len(decided(claims))),
     "decided_within_cap": lambda claims: str(sum(bool(c.get("within_cap")) for c in decided(claims))),
+    "undecided": lambda claims: str(sum(c.get("verdict") == "inconclusive" for c in claims)),
 }
 
 

@@ -206,7 +206,8 @@ with tempfile.TemporaryDirectory() as tmp:
     made_up_sweeps(sweeps)
     page = os.path.join(tmp, "page.md")
     figures = ("Of the <!--fig family claims-->x<!--/fig--> claims: **<!--fig tally-->stale<!--/fig-->**, "
-               "<!--fig family decided_within_cap-->x<!--/fig--> of <!--fig family decided-->x<!--/fig--> within the cap.\n"
+               "<!--fig family decided_within_cap-->x<!--/fig--> of <!--fig family decided-->x<!--/fig--> within the cap, "
+               "<!--fig family undecided-->x<!--/fig--> undecided.\n"
                "Deeper wins by <!--fig alpha#1 difference-->old<!--/fig--> (Holm p <!--fig alpha#1 holm-->x<!--/fig-->, "
                "<!--fig alpha#1 verdict-->x<!--/fig-->); wider by <!--fig alpha#2 difference--><!--/fig-->, p "
                "<!--fig alpha#2 p-->x<!--/fig-->, <!--fig alpha#2 seeds_observed-->x<!--/fig--> seeds per arm "
@@ -221,7 +222,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expected = ("# Made up\n\n"
                 "Of the <!--fig family claims-->4<!--/fig--> claims: **<!--fig tally-->1 reproduced, 1 contradicted and "
                 "1 inconclusive<!--/fig-->**, <!--fig family decided_within_cap-->1<!--/fig--> of "
-                "<!--fig family decided-->2<!--/fig--> within the cap.\n"
+                "<!--fig family decided-->2<!--/fig--> within the cap, <!--fig family undecided-->1<!--/fig--> undecided.\n"
                 "Deeper wins by <!--fig alpha#1 difference-->+4.8% [+2.3%, +7.4%]<!--/fig--> (Holm p "
                 "<!--fig alpha#1 holm-->0.017<!--/fig-->, <!--fig alpha#1 verdict-->reproduced<!--/fig-->); wider by "
                 "<!--fig alpha#2 difference-->+0.62 [-0.44, +1.69]<!--/fig-->, p <!--fig alpha#2 p-->0.250<!--/fig-->, "
