@@ -418,7 +418,8 @@ def main(argv):
         f.write("\n".join(lines))
     os.replace(temporary, args.readme)  # atomic: a reader never sees half a page
     figures = sum(what == "a figure" for _, what, _, _ in blocks)
-    print(f"{args.readme}: {len(blocks) - figures} blocks and {figures} lines of figures written")
+    tables = len(blocks) - figures
+    print(f"{args.readme}: {tables} block{'s' * (tables != 1)} and {figures} line{'s' * (figures != 1)} of figures written")
     return 0
 
 
