@@ -21,7 +21,7 @@ import tempfile
 from readme_tables import ABLATIONS, Summaries, difference, family, p_text, tally
 from render_data import InputError
 
-CLAIM_FIELDS = {
+MOVED_FIELDS = {
     "verdict": lambda c: c.get("verdict"),
     "difference": lambda c: difference(c) if "test" in c else None,
     "p": lambda c: p_text(c.get("p_value")),
@@ -71,7 +71,7 @@ def moved(old, new):
         if was is None:
             lines.append(f"{claim.get('id')} ({claim.get('claim', '')}): new")
             continue
-        changes = [f"{field} {text(was)} -> {text(claim)}" for field, text in CLAIM_FIELDS.items()
+        changes = [f"{field} {text(was)} -> {text(claim)}" for field, text in MOVED_FIELDS.items()
                    if text(was) != text(claim)]
         if changes:
             lines.append(f"{claim['id']} ({claim.get('claim', '')}): " + "; ".join(changes))
@@ -121,6 +121,10 @@ def main(argv):
             print("\n".join(moved(Summaries(old), Summaries(args.new))))
     except InputError as e:
         print(f"verdicts_moved: {e}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, IndexError) as e:  # a summary the schema would refuse
+        print(f"verdicts_moved: a summary under {args.old or args.since} or {args.new} lacks a field: {e!r} "
+              "(reports/validate_report.py names it)", file=sys.stderr)
         return 2
     return 0
 

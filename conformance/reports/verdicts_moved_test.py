@@ -2,8 +2,8 @@
 """reports/verdicts_moved.py on made-up sweeps: between two folders it prints the tally (moved or
 unchanged), each claim whose verdict, difference, p, Holm p or "within the cap" changed and no
 other, a new claim, a pool whose sd, df or left-out configs changed, and the calibration; with
---since it reads a revision's summaries from git; a summary that cannot be read or a revision
-that is not there exits 2 naming it.
+--since it reads a revision's summaries from git; a summary that cannot be read or lacks a field,
+or a revision that is not there, exits 2 naming it.
 """
 import copy
 import json
@@ -96,6 +96,12 @@ with tempfile.TemporaryDirectory() as tmp:
     missing = tool("--since", "no-such-revision", "--new", sweeps)
     check(missing.returncode == 2 and "no-such-revision" in missing.stderr,
           "a revision that is not there: exit 2 naming it" + missing.stderr)
+    without_backend = after_change()
+    del without_backend["alpha"]["variance_model"]["pool"]["backend"]
+    write_sweeps(new, without_backend)
+    lacking = tool("--old", old, "--new", new)
+    check(lacking.returncode == 2 and "lacks a field" in lacking.stderr and "backend" in lacking.stderr,
+          "a summary without a field it needs: exit 2 naming the field, not a traceback" + lacking.stderr)
     with open(os.path.join(new, "alpha", "summary.json"), "w", encoding="utf-8") as f:
         f.write("{not json")
     broken = tool("--old", old, "--new", new)
