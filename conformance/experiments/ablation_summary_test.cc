@@ -190,6 +190,41 @@ TEST(AblationSummary, SeedsThatRanDifferentBudgetsStayOutOfThePool) {
   EXPECT_EQ(caps["left_out"][0]["why"], "out/a/seed_2 ended at its cap at step 200, out/a/seed_1 at step 100");
 }
 
+// A comparison holds "within the cap" when one of its cells ended at its cap before patience ran
+// out, its last validation its best or not: either may still improve under a larger cap.
+TEST(AblationSummary, AComparisonWithACellThatEndedAtItsCapHoldsWithinTheCap) {
+  const Sweep sweep("within_cap");
+  sweep.cell("a", 1, "finished", 10.0, 29.0);
+  sweep.cell("a", 2, "finished", 10.1, 29.1);
+  sweep.cell("b", 1, "finished", 9.0, 31.0);
+  sweep.cell("b", 2, "finished", 9.1, 31.1);
+  const auto ended = [&](const std::string& variant, int seed, bool stopped_early, int best_step) {
+    sweep.edit(variant, seed, [&](json& report) {
+      report["curve"] = json::array({{{"step", 300}, {"loss", 2.0}, {"steps", 300}}});
+      report["stopped_early"] = stopped_early;
+      report["best"]["step"] = best_step;
+      report["validation"] = json::array({{{"step", 100}}, {{"step", 200}}, {{"step", 300}}});
+    });
+  };
+  const auto within_cap = [&] {
+    const json summary = sweep.summary();
+    std::vector<bool> flags;
+    for (const json& claim : summary.at("claims")) flags.push_back(claim.at("within_cap").get<bool>());
+    return flags;
+  };
+  // Reports without stopped_early (or with every cell stopped by patience) say nothing of a cap.
+  EXPECT_EQ(within_cap(), std::vector<bool>(4, false));
+  ended("a", 1, true, 200);
+  ended("a", 2, true, 200);
+  ended("b", 1, true, 200);
+  ended("b", 2, true, 200);
+  EXPECT_EQ(within_cap(), std::vector<bool>(4, false));
+  ended("b", 2, false, 200);  // at its cap one validation past its best, patience not yet run out
+  EXPECT_EQ(within_cap(), std::vector<bool>(4, true));
+  ended("b", 2, false, 300);  // at its cap, its last validation its best
+  EXPECT_EQ(within_cap(), std::vector<bool>(4, true));
+}
+
 // Seed agreement is a printed field; the pooled test alone decides (verdict_rule_test.cc).
 TEST(AblationSummary, SeedAgreementIsPrinted) {
   const Sweep sweep("agreement");

@@ -96,17 +96,9 @@ void add_report_figures(json& cell, const json& report, const std::string& repor
   cell["steps"] = curve.empty() ? json(0) : curve.back().at("step");
   if (status == "finished" && report.contains("stopped_early")) {
     // Ended by early stopping or at its cap: the variance model pools only the seeds that one
-    // budget would have trained alike (verdicts.h).
-    const bool stopped_early = report.at("stopped_early").get<bool>();
-    cell["stopped_early"] = stopped_early;
-    // Ended at the step or epoch cap with its last validation its best: still improving, so a
-    // comparison with it holds "within the cap", not at convergence.
-    if (report.contains("validation")) {
-      const json& validations = report.at("validation");
-      const bool improving = validations.is_array() && !validations.empty() &&
-                             report.at("best").at("step") == validations.back().at("step");
-      cell["capped_while_improving"] = !stopped_early && improving;
-    }
+    // budget would have trained alike (verdicts.h), and a comparison with a capped cell holds
+    // "within the cap" (ended_at_cap).
+    cell["stopped_early"] = report.at("stopped_early").get<bool>();
   }
   if (!curve.empty()) cell["final_training_loss"] = final_training_loss(curve, kFinalLossWindow);
   const json& best = report.at("best");
@@ -313,7 +305,11 @@ std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::strin
   return SeedAdvantage{{{"seed", seed}, {"advantage", advantage}}, advantage, *bv, *wv};
 }
 
-bool capped_while_improving(const json& cell) { return cell.value("capped_while_improving", false); }
+// Finished at the step or epoch cap before patience ran out: not converged by the run's own
+// criterion, whether or not its last validation was its best (one a validation or two past its
+// best may still find a new one under a larger cap), so a comparison with it holds "within the
+// cap", not at convergence.
+bool ended_at_cap(const json& cell) { return cell.contains("stopped_early") && !cell.at("stopped_early").get<bool>(); }
 
 // The advantage of `better` over `worse` per seed and pooled, and the evidence the verdict step
 // (verdicts.h) tests with the pooled seed variance: for sacreBLEU the mean over seeds of the
@@ -342,7 +338,7 @@ json compare(const AblationVariant& better, const json& better_cells, const Abla
     if (!a) continue;
     per_seed.push_back(a->entry);
     advantages.push_back(a->advantage);
-    within_cap = within_cap || capped_while_improving(b) || capped_while_improving(w);
+    within_cap = within_cap || ended_at_cap(b) || ended_at_cap(w);
     if (!std::isfinite(a->advantage)) continue;
     finite.push_back(a->advantage);
     if (is_perplexity(metric)) {
