@@ -93,6 +93,16 @@ struct Sweep {
     std::ofstream(path) << report.dump();
   }
 
+  // Rewrites a cell's report as one that ended at `step`, by patience (`stopped_early`) or at its
+  // cap; `best_step` > 0 moves its best validation there.
+  void ended(const std::string& variant, int seed, int step, bool stopped_early, int best_step = 0) const {
+    edit(variant, seed, [&](json& report) {
+      report["curve"] = json::array({{{"step", step}, {"loss", 2.0}, {"steps", step}}});
+      report["stopped_early"] = stopped_early;
+      if (best_step > 0) report["best"]["step"] = best_step;
+    });
+  }
+
   // Rewrites a cell's test.decoding.search and test.checkpoint, as another `trepro evaluate` would.
   void decoded_with(const std::string& variant, int seed, const std::string& search, const std::string& checkpoint) const {
     edit(variant, seed, [&](json& report) {
@@ -161,16 +171,10 @@ TEST(AblationSummary, SeedsThatRanDifferentBudgetsStayOutOfThePool) {
   sweep.cell("a", 2, "finished", 10.2, 29.4);
   sweep.cell("b", 1, "finished", 9.0, 31.0);
   sweep.cell("b", 2, "finished", 9.1, 31.1);
-  const auto ended = [&](const std::string& variant, int seed, int step, bool stopped_early) {
-    sweep.edit(variant, seed, [&](json& report) {
-      report["curve"] = json::array({{{"step", step}, {"loss", 2.0}, {"steps", step}}});
-      report["stopped_early"] = stopped_early;
-    });
-  };
-  ended("b", 1, 100, false);
-  ended("b", 2, 100, false);  // both at one cap: alike
-  ended("a", 1, 100, false);
-  ended("a", 2, 150, true);  // stopped early past a's seed 1's cap: another budget
+  sweep.ended("b", 1, 100, false);
+  sweep.ended("b", 2, 100, false);  // both at one cap: alike
+  sweep.ended("a", 1, 100, false);
+  sweep.ended("a", 2, 150, true);  // stopped early past a's seed 1's cap: another budget
   const json pool = sweep.summary()["variance_model"]["pool"];
   EXPECT_EQ(pool["test_bleu"]["df"], 1.0);  // b's seeds alone
   EXPECT_NEAR(pool["test_bleu"]["sd"].get<double>(), std::sqrt(0.005), 1e-9);
@@ -178,13 +182,13 @@ TEST(AblationSummary, SeedsThatRanDifferentBudgetsStayOutOfThePool) {
   EXPECT_EQ(pool["left_out"][0]["configs"], (json{"out/a"}));
   EXPECT_EQ(pool["left_out"][0]["why"], "out/a/seed_2 stopped early at step 150, past step 100, where out/a/seed_1 ended at its cap");
 
-  ended("a", 2, 90, true);  // stopped before the cap: the capped budget trains it alike
+  sweep.ended("a", 2, 90, true);  // stopped before the cap: the capped budget trains it alike
   const json alike = sweep.summary()["variance_model"]["pool"];
   EXPECT_EQ(alike["test_bleu"]["df"], 2.0);
   EXPECT_NEAR(alike["test_bleu"]["sd"].get<double>(), std::sqrt((0.08 + 0.005) / 2), 1e-9);
   EXPECT_FALSE(alike.contains("left_out"));
 
-  ended("a", 2, 200, false);  // two caps
+  sweep.ended("a", 2, 200, false);  // two caps
   const json caps = sweep.summary()["variance_model"]["pool"];
   EXPECT_EQ(caps["test_bleu"]["df"], 1.0);
   EXPECT_EQ(caps["left_out"][0]["why"], "out/a/seed_2 ended at its cap at step 200, out/a/seed_1 at step 100");
@@ -198,14 +202,6 @@ TEST(AblationSummary, AComparisonWithACellThatEndedAtItsCapHoldsWithinTheCap) {
   sweep.cell("a", 2, "finished", 10.1, 29.1);
   sweep.cell("b", 1, "finished", 9.0, 31.0);
   sweep.cell("b", 2, "finished", 9.1, 31.1);
-  const auto ended = [&](const std::string& variant, int seed, bool stopped_early, int best_step) {
-    sweep.edit(variant, seed, [&](json& report) {
-      report["curve"] = json::array({{{"step", 300}, {"loss", 2.0}, {"steps", 300}}});
-      report["stopped_early"] = stopped_early;
-      report["best"]["step"] = best_step;
-      report["validation"] = json::array({{{"step", 100}}, {{"step", 200}}, {{"step", 300}}});
-    });
-  };
   const auto within_cap = [&] {
     const json summary = sweep.summary();
     std::vector<bool> flags;
@@ -214,14 +210,13 @@ TEST(AblationSummary, AComparisonWithACellThatEndedAtItsCapHoldsWithinTheCap) {
   };
   // Reports without stopped_early (or with every cell stopped by patience) say nothing of a cap.
   EXPECT_EQ(within_cap(), std::vector<bool>(4, false));
-  ended("a", 1, true, 200);
-  ended("a", 2, true, 200);
-  ended("b", 1, true, 200);
-  ended("b", 2, true, 200);
+  for (const char* variant : {"a", "b"}) {
+    for (int seed : {1, 2}) sweep.ended(variant, seed, 300, true, 200);
+  }
   EXPECT_EQ(within_cap(), std::vector<bool>(4, false));
-  ended("b", 2, false, 200);  // at its cap one validation past its best, patience not yet run out
+  sweep.ended("b", 2, 300, false, 200);  // at its cap a validation past its best, before patience ran out
   EXPECT_EQ(within_cap(), std::vector<bool>(4, true));
-  ended("b", 2, false, 300);  // at its cap, its last validation its best
+  sweep.ended("b", 2, 300, false, 300);  // at its cap, its last validation its best
   EXPECT_EQ(within_cap(), std::vector<bool>(4, true));
 }
 
