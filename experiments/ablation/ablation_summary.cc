@@ -306,9 +306,9 @@ std::optional<SeedAdvantage> seed_advantage(std::uint64_t seed, const std::strin
 }
 
 // Finished at the step or epoch cap before patience ran out: not converged by the run's own
-// criterion, whether or not its last validation was its best (one a validation or two past its
-// best may still find a new one under a larger cap), so a comparison with it holds "within the
-// cap", not at convergence.
+// criterion, whether or not its last validation was its best (a cell the cap stopped a validation
+// or two past its best may still find a new one under a larger cap), so a comparison with it holds
+// "within the cap", not at convergence.
 bool ended_at_cap(const json& cell) { return cell.contains("stopped_early") && !cell.at("stopped_early").get<bool>(); }
 
 // The advantage of `better` over `worse` per seed and pooled, and the evidence the verdict step
